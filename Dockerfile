@@ -1,0 +1,29 @@
+# syntax=docker/dockerfile:1
+# Build: the Swift 6 toolchain on Debian 12, the binary linked with the static Swift stdlib.
+FROM swift:6.3-bookworm AS build
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends libmicrohttpd-dev libsqlite3-dev pkg-config \
+    && rm -rf /var/lib/apt/lists/*
+WORKDIR /src
+COPY Package.swift openapi.yaml ./
+COPY Sources ./Sources
+RUN swift build -c release --product modalstack --static-swift-stdlib \
+    && install -D .build/release/modalstack /out/modalstack
+
+# Run: slim Debian 12 with only the two C runtime libraries, as a non-root user.
+FROM debian:bookworm-slim
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends libmicrohttpd12 libsqlite3-0 \
+    && rm -rf /var/lib/apt/lists/* \
+    && useradd --system --uid 10001 --home-dir /var/lib/modalstack --create-home modalstack
+COPY --from=build /out/modalstack /usr/local/bin/modalstack
+USER modalstack
+WORKDIR /var/lib/modalstack
+ENV MODALSTACK_HOST=0.0.0.0 \
+    MODALSTACK_PORT=8080 \
+    MODALSTACK_DB=/var/lib/modalstack/data/modalstack.sqlite
+VOLUME ["/var/lib/modalstack/data"]
+EXPOSE 8080
+HEALTHCHECK --interval=10s --timeout=3s --start-period=5s --retries=3 \
+    CMD ["/usr/local/bin/modalstack", "healthcheck"]
+ENTRYPOINT ["/usr/local/bin/modalstack"]

@@ -1,0 +1,49 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+let strictSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+var package = Package(
+    name: "ModalStack",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "modalstack", targets: ["modalstack"]),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CMicroHTTPD",
+            pkgConfig: "libmicrohttpd",
+            providers: [.apt(["libmicrohttpd-dev"])]
+        ),
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
+        .target(name: "ModalStackCore"),
+        .target(name: "ModalStackStore", dependencies: ["ModalStackCore", "CSQLite"]),
+        .target(name: "ModalStackHTTP", dependencies: ["CMicroHTTPD"]),
+        .target(
+            name: "ModalStackAPI",
+            dependencies: ["ModalStackCore", "ModalStackStore", "ModalStackHTTP"],
+            resources: [.embedInCode("Resources/openapi.yaml")]
+        ),
+        .executableTarget(name: "modalstack", dependencies: ["ModalStackAPI", "ModalStackHTTP"]),
+
+        .testTarget(name: "ModalStackCoreTests", dependencies: ["ModalStackCore"]),
+        .testTarget(name: "ModalStackStoreTests", dependencies: ["ModalStackStore"]),
+        .testTarget(name: "ModalStackHTTPTests", dependencies: ["ModalStackHTTP"]),
+        .testTarget(
+            name: "ModalStackAPITests",
+            dependencies: ["ModalStackAPI", "ModalStackCore", "ModalStackStore", "ModalStackHTTP"]
+        ),
+        .testTarget(name: "IntegrationTests", dependencies: ["ModalStackCore", "ModalStackHTTP", "modalstack"]),
+    ]
+)
+
+for target in package.targets where target.type != .system {
+    target.swiftSettings = (target.swiftSettings ?? []) + strictSettings
+}

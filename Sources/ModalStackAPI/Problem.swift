@@ -1,0 +1,117 @@
+import ModalStackCore
+import ModalStackHTTP
+import ModalStackStore
+
+/// An RFC 9457 problem: every error the API gives is one of these, as `application/problem+json`.
+struct Problem: Error {
+    /// The stable slug; the problem `type` is `/problems/<slug>`.
+    var slug: String
+    var status: Int
+    var title: String
+    var detail: String
+    var fieldErrors: [ModalError.FieldError] = []
+    /// Extra members (RFC 9457 extensions), e.g. the position of a conflicting presentation.
+    var extensions: JSONObject = [:]
+    var headers: HTTPHeaders = HTTPHeaders()
+
+    static let typePrefix = "/problems/"
+
+    var response: HTTPResponse {
+        var body: JSONObject = [
+            "type": .string(Self.typePrefix + slug),
+            "title": .string(title),
+            "status": JSONValue(status),
+            "detail": .string(detail),
+        ]
+        if !fieldErrors.isEmpty {
+            body["errors"] = .array(
+                fieldErrors.map { ["pointer": .string($0.pointer), "detail": .string($0.message)] })
+        }
+        for member in extensions.members where body[member.key] == nil {
+            body[member.key] = member.value
+        }
+        var headers = headers
+        headers.set("Content-Type", "application/problem+json")
+        return HTTPResponse(status: status, headers: headers, body: JSONValue.object(body).serialized())
+    }
+}
+
+extension Problem {
+    static func malformedJSON(_ reason: String) -> Problem {
+        Problem(slug: "malformed-json", status: 400, title: "Malformed JSON", detail: "the request body is not valid JSON: \(reason)")
+    }
+
+    static func invalidSessionID() -> Problem {
+        Problem(
+            slug: "invalid-session-id", status: 400, title: "Invalid session id",
+            detail: "a session id is 1-\(Identifiers.sessionIDMaxLength) characters of [A-Za-z0-9._~-]")
+    }
+
+    static func unsupportedMediaType(_ contentType: String?) -> Problem {
+        Problem(
+            slug: "unsupported-media-type", status: 415, title: "Unsupported media type",
+            detail: "send the body as application/json" + (contentType.map { ", not \($0)" } ?? ""))
+    }
+
+    static func bodyTooLarge(limit: Int) -> Problem {
+        Problem(
+            slug: "body-too-large", status: 413, title: "Request body too large",
+            detail: "the request body is larger than \(limit) bytes")
+    }
+
+    static func routeNotFound(_ path: String) -> Problem {
+        Problem(slug: "not-found", status: 404, title: "Not found", detail: "no resource at \(path)")
+    }
+
+    static func methodNotAllowed(_ method: String, allowed: [String]) -> Problem {
+        var problem = Problem(
+            slug: "method-not-allowed", status: 405, title: "Method not allowed",
+            detail: "\(method) is not allowed here; allowed: \(allowed.joined(separator: ", "))")
+        problem.headers.set("Allow", allowed.joined(separator: ", "))
+        return problem
+    }
+
+    static func sessionNotFound(_ id: String) -> Problem {
+        Problem(
+            slug: ModalError.Kind.sessionNotFound.slug, status: 404, title: "Session not found",
+            detail: "session \(id) does not exist")
+    }
+
+    static func serverStopping() -> Problem {
+        var problem = Problem(
+            slug: "server-stopping", status: 503, title: "Server stopping", detail: "the server is shutting down; retry")
+        problem.headers.set("Retry-After", "1")
+        return problem
+    }
+
+    /// The problem for a command the rules refused.
+    init(_ error: ModalError) {
+        let (status, title): (Int, String) =
+            switch error.kind {
+            case .validationFailed: (422, "Invalid request")
+            case .stackFull: (409, "Stack full")
+            case .alreadyPresented: (409, "Already presented")
+            case .nothingToDismiss: (409, "Nothing to dismiss")
+            case .presentationNotFound: (404, "Presentation not found")
+            case .sessionNotFound: (404, "Session not found")
+            default: (409, "Conflict")
+            }
+        self.init(
+            slug: error.kind.slug, status: status, title: title, detail: error.detail,
+            fieldErrors: error.fieldErrors, extensions: error.context)
+    }
+
+    /// The problem for a storage failure; nothing was changed.
+    init(_ error: StoreError) {
+        switch error.kind {
+        case .full:
+            self.init(slug: "storage-full", status: 507, title: "Storage full", detail: "no space left to store the change; nothing was changed")
+            headers.set("Retry-After", "30")
+        case .unavailable:
+            self.init(slug: "storage-unavailable", status: 503, title: "Storage unavailable", detail: "the database cannot be used right now; nothing was changed")
+            headers.set("Retry-After", "5")
+        case .corrupt, .failed:
+            self.init(slug: "storage-failed", status: 500, title: "Storage failed", detail: "the database failed; nothing was changed")
+        }
+    }
+}

@@ -1,0 +1,146 @@
+/// Writes JSON values as compact RFC 8259 text in UTF-8: no whitespace, object members in their
+/// stored order, numbers as their stored text.
+///
+/// Strings escape only what JSON requires: `"`, `\` and the control characters below U+0020
+/// (as `\b \f \n \r \t`, or `\u00xx` with lowercase hex). `/` and non-ASCII characters are
+/// written as they are.
+///
+/// ```swift
+/// var writer = JSONWriter(capacity: 4096)
+/// writer.write(["id": 7, "tags": ["a", "b"]])
+/// // writer.bytes holds {"id":7,"tags":["a","b"]}
+/// ```
+public struct JSONWriter {
+    /// The UTF-8 text written so far.
+    public var bytes: [UInt8]
+
+    /// Starts with room for `capacity` bytes, so that a document about that size grows no buffer.
+    public init(capacity: Int = 1024) {
+        bytes = []
+        bytes.reserveCapacity(capacity)
+    }
+
+    /// Appends the text of `value`. A `.number` is written as its text, which must be valid JSON.
+    public mutating func write(_ value: JSONValue) {
+        switch value {
+        case .null:
+            append("null")
+        case .bool(let bool):
+            append(bool ? "true" : "false")
+        case .number(let text):
+            var text = text
+            text.withUTF8 { bytes.append(contentsOf: $0) }
+        case .string(let string):
+            write(string)
+        case .array(let elements):
+            bytes.append(UInt8(ascii: "["))
+            for (index, element) in elements.enumerated() {
+                if index > 0 {
+                    bytes.append(UInt8(ascii: ","))
+                }
+                write(element)
+            }
+            bytes.append(UInt8(ascii: "]"))
+        case .object(let object):
+            bytes.append(UInt8(ascii: "{"))
+            for (index, member) in object.members.enumerated() {
+                if index > 0 {
+                    bytes.append(UInt8(ascii: ","))
+                }
+                write(member.key)
+                bytes.append(UInt8(ascii: ":"))
+                write(member.value)
+            }
+            bytes.append(UInt8(ascii: "}"))
+        }
+    }
+
+    private mutating func write(_ string: String) {
+        bytes.append(UInt8(ascii: "\""))
+        var string = string
+        string.withUTF8 { utf8 in
+            // Copy the runs between characters that need escaping in one go, finding them eight
+            // bytes at a time.
+            var runStart = 0
+            var index = 0
+            while index < utf8.count {
+                if index + 8 <= utf8.count,
+                    !JSONStringBytes.needsEscape(UnsafeRawPointer(utf8.baseAddress! + index).loadUnaligned(as: UInt64.self))
+                {
+                    index += 8
+                    continue
+                }
+                for byteIndex in index..<min(index + 8, utf8.count) {
+                    let byte = utf8[byteIndex]
+                    guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
+                    bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<byteIndex]))
+                    appendEscape(of: byte)
+                    runStart = byteIndex + 1
+                }
+                index = min(index + 8, utf8.count)
+            }
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart...]))
+        }
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    private mutating func appendEscape(of byte: UInt8) {
+        switch byte {
+        case UInt8(ascii: "\""): append("\\\"")
+        case UInt8(ascii: "\\"): append("\\\\")
+        case 0x08: append("\\b")
+        case 0x0C: append("\\f")
+        case 0x0A: append("\\n")
+        case 0x0D: append("\\r")
+        case 0x09: append("\\t")
+        default:
+            let hexDigits: StaticString = "0123456789abcdef"
+            append("\\u00")
+            bytes.append(hexDigits.utf8Start[Int(byte >> 4)])
+            bytes.append(hexDigits.utf8Start[Int(byte & 0x0F)])
+        }
+    }
+
+    private mutating func append(_ text: StaticString) {
+        bytes.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+    }
+}
+
+extension JSONValue {
+    /// The compact JSON text of this value in UTF-8, as written by ``JSONWriter``.
+    public func serialized() -> [UInt8] {
+        var writer = JSONWriter()
+        writer.write(self)
+        return writer.bytes
+    }
+
+    /// The compact JSON text of this value, as written by ``JSONWriter``.
+    public var jsonText: String {
+        String(decoding: serialized(), as: UTF8.self)
+    }
+}
+
+/// Word-at-a-time tests on eight bytes of a string's UTF-8, for skipping ahead over the common
+/// case of bytes that need no attention.
+enum JSONStringBytes {
+    private static let ones: UInt64 = 0x0101_0101_0101_0101
+    private static let highBits: UInt64 = 0x8080_8080_8080_8080
+
+    /// Whether any of the eight bytes is a quote, a backslash or a control character: the bytes a
+    /// JSON string must escape.
+    @inline(__always)
+    static func needsEscape(_ word: UInt64) -> Bool {
+        // Classic bit tricks, exact as yes/no answers: (w - ones) & ~w & highBits is nonzero when
+        // some byte of w is zero, and (w - n * ones) & ~w & highBits when some byte is below n.
+        let controls = (word &- 0x20 &* ones) & ~word
+        let quotes = ((word ^ (0x22 &* ones)) &- ones) & ~(word ^ (0x22 &* ones))
+        let backslashes = ((word ^ (0x5C &* ones)) &- ones) & ~(word ^ (0x5C &* ones))
+        return (controls | quotes | backslashes) & highBits != 0
+    }
+
+    /// Whether any of the eight bytes needs escaping or is not ASCII.
+    @inline(__always)
+    static func needsEscapeOrIsNonASCII(_ word: UInt64) -> Bool {
+        word & highBits != 0 || needsEscape(word)
+    }
+}

@@ -1,0 +1,35 @@
+/// The shapes of the names clients choose. Each rule is written once, here.
+public enum Identifiers {
+    /// Session ids: 1–128 characters of `[A-Za-z0-9._~-]` (RFC 3986 unreserved, so never escaped in a URL).
+    public static let sessionIDMaxLength = 128
+    /// Destination names: 1–64 characters, `^[A-Za-z][A-Za-z0-9._-]*$`.
+    public static let destinationMaxLength = 64
+    /// Keys: 1–128 characters, any Unicode except control characters.
+    public static let keyMaxLength = 128
+
+    public static func isValidSessionID(_ id: String) -> Bool {
+        let bytes = id.utf8
+        guard !bytes.isEmpty, bytes.count <= sessionIDMaxLength else { return false }
+        return bytes.allSatisfy { isAlphanumeric($0) || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "~") || $0 == UInt8(ascii: "-") }
+    }
+
+    public static func isValidDestination(_ name: String) -> Bool {
+        let bytes = name.utf8
+        guard let first = bytes.first, bytes.count <= destinationMaxLength, isLetter(first) else { return false }
+        return bytes.allSatisfy { isAlphanumeric($0) || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") }
+    }
+
+    public static func isValidKey(_ key: String) -> Bool {
+        let count = key.unicodeScalars.count
+        guard count >= 1, count <= keyMaxLength else { return false }
+        return key.unicodeScalars.allSatisfy { $0.properties.generalCategory != .control }
+    }
+
+    private static func isLetter(_ byte: UInt8) -> Bool {
+        (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")) || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
+    }
+
+    private static func isAlphanumeric(_ byte: UInt8) -> Bool {
+        isLetter(byte) || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
+    }
+}

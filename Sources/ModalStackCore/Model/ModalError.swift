@@ -1,0 +1,61 @@
+/// Why a command was refused. `kind` is stable (it becomes the problem `type`); `detail` is for
+/// people; `fieldErrors` point at each bad field of the request with a JSON pointer.
+public struct ModalError: Error, Sendable, Equatable {
+    public struct Kind: Sendable, Hashable, CustomStringConvertible {
+        /// The stable slug, e.g. `stack-full`.
+        public let slug: String
+
+        private init(_ slug: String) { self.slug = slug }
+
+        public var description: String { slug }
+
+        /// The request is well-formed JSON but its fields are wrong (types, ranges, patterns).
+        public static let validationFailed = Kind("validation-failed")
+        /// The stack is at the maximum depth.
+        public static let stackFull = Kind("stack-full")
+        /// A presentation with this key is already on the stack below the top.
+        public static let alreadyPresented = Kind("already-presented")
+        /// The stack holds fewer presentations than the dismiss asked for.
+        public static let nothingToDismiss = Kind("nothing-to-dismiss")
+        /// The presentation named is not on the session's stack.
+        public static let presentationNotFound = Kind("presentation-not-found")
+        /// The session has never been written (or was deleted).
+        public static let sessionNotFound = Kind("session-not-found")
+    }
+
+    /// One bad field: where it is (RFC 6901 JSON pointer into the request body) and what is wrong.
+    public struct FieldError: Sendable, Hashable {
+        public var pointer: String
+        public var message: String
+
+        public init(pointer: String, message: String) {
+            self.pointer = pointer
+            self.message = message
+        }
+    }
+
+    public var kind: Kind
+    public var detail: String
+    public var fieldErrors: [FieldError]
+    /// Extra facts for the client, e.g. the position of the entry that already has a key.
+    public var context: JSONObject
+
+    public init(_ kind: Kind, _ detail: String, fieldErrors: [FieldError] = [], context: JSONObject = [:]) {
+        self.kind = kind
+        self.detail = detail
+        self.fieldErrors = fieldErrors
+        self.context = context
+    }
+
+    public static func presentationNotFound(_ id: String) -> ModalError {
+        ModalError(.presentationNotFound, "presentation \(id) is not on the stack", context: ["presentationId": .string(id)])
+    }
+
+    public static func validation(_ fieldErrors: [FieldError]) -> ModalError {
+        let detail =
+            fieldErrors.count == 1
+            ? "\(fieldErrors[0].pointer.isEmpty ? "the body" : fieldErrors[0].pointer): \(fieldErrors[0].message)"
+            : "\(fieldErrors.count) fields are invalid"
+        return ModalError(.validationFailed, detail, fieldErrors: fieldErrors)
+    }
+}

@@ -1,0 +1,106 @@
+/// Reads the members of a request object, collecting every problem with its JSON pointer so that
+/// one answer lists all of them. Members it was not asked about are reported as unknown.
+struct FieldReader {
+    private let object: JSONObject
+    private let pointer: String
+    private var consumedKeys: Set<String> = []
+    private(set) var errors: [ModalError.FieldError] = []
+
+    /// Fails with a single field error when `value` is not an object.
+    init(_ value: JSONValue, at pointer: String) throws(ModalError) {
+        guard let object = value.objectValue else {
+            throw .validation([.init(pointer: pointer, message: "expected an object, got \(value.typeName)")])
+        }
+        self.object = object
+        self.pointer = pointer
+    }
+
+    func pointer(to key: String) -> String {
+        pointer + "/" + JSONPointer.escape(key)
+    }
+
+    mutating func fail(_ key: String, _ message: String) {
+        errors.append(.init(pointer: pointer(to: key), message: message))
+    }
+
+    /// A problem with the object as a whole, such as two members that exclude each other.
+    mutating func failObject(_ message: String) {
+        errors.append(.init(pointer: pointer, message: message))
+    }
+
+    /// The raw member, marked as read.
+    mutating func value(_ key: String) -> JSONValue? {
+        consumedKeys.insert(key)
+        return object[key]
+    }
+
+    mutating func string(_ key: String, required: Bool = false) -> String? {
+        guard let value = value(key) else {
+            if required { fail(key, "is required") }
+            return nil
+        }
+        guard let string = value.stringValue else {
+            fail(key, "expected a string, got \(value.typeName)")
+            return nil
+        }
+        return string
+    }
+
+    mutating func bool(_ key: String) -> Bool? {
+        guard let value = value(key) else { return nil }
+        guard let bool = value.boolValue else {
+            fail(key, "expected a boolean, got \(value.typeName)")
+            return nil
+        }
+        return bool
+    }
+
+    mutating func integer(_ key: String, in range: ClosedRange<Int>) -> Int? {
+        guard let value = value(key) else { return nil }
+        guard let int = value.intValue else {
+            fail(key, "expected an integer, got \(value.typeName == "number" ? "a fraction or a number too large" : value.typeName)")
+            return nil
+        }
+        guard range.contains(int) else {
+            fail(key, "must be between \(range.lowerBound) and \(range.upperBound)")
+            return nil
+        }
+        return int
+    }
+
+    mutating func object(_ key: String) -> JSONObject? {
+        guard let value = value(key) else { return nil }
+        guard let object = value.objectValue else {
+            fail(key, "expected an object, got \(value.typeName)")
+            return nil
+        }
+        return object
+    }
+
+    mutating func array(_ key: String, required: Bool = false) -> [JSONValue]? {
+        guard let value = value(key) else {
+            if required { fail(key, "is required") }
+            return nil
+        }
+        guard let array = value.arrayValue else {
+            fail(key, "expected an array, got \(value.typeName)")
+            return nil
+        }
+        return array
+    }
+
+    /// Reports members nobody asked for: a typo such as `payLoad` must not pass silently.
+    mutating func rejectUnknownMembers() {
+        for key in object.keys where !consumedKeys.contains(key) {
+            fail(key, "is not a known field")
+        }
+    }
+}
+
+/// RFC 6901 JSON pointers.
+public enum JSONPointer {
+    public static func escape(_ token: String) -> String {
+        guard token.contains("~") || token.contains("/") else { return token }
+        return token.replacing("~", with: "~0").replacing("/", with: "~1")
+    }
+}

@@ -1,0 +1,184 @@
+/// Routes requests by method and path pattern to handlers.
+///
+/// Patterns are `/`-separated literal segments and `{name}` segments, e.g.
+/// `"/v1/sessions/{sessionId}/presentations/{presentationId}"`. A `{name}` segment matches one
+/// non-empty segment, which is percent-decoded into ``HTTPRequest/pathParameters`` (a malformed escape
+/// or invalid UTF-8 does not match). Literal segments compare with the raw path, and literal segments
+/// win over `{name}` segments. A trailing slash is a different path. `HEAD` uses the `GET` handler
+/// unless one is registered for `HEAD` (libmicrohttpd drops the body).
+public struct Router: HTTPResponder {
+    /// Answers synchronously.
+    public typealias Handler = @Sendable (HTTPRequest) -> HTTPResponse
+    /// Answers through the reply, now or later from any thread.
+    public typealias DeferredHandler = @Sendable (HTTPRequest, HTTPReply) -> Void
+
+    enum Endpoint: Sendable {
+        case immediate(Handler)
+        case deferred(DeferredHandler)
+    }
+
+    /// One node per path segment position; a trie shared by all routes.
+    struct Node: Sendable {
+        var literals: [(segment: String, child: Int)] = []
+        var parameterChild: Int?
+        /// Set when a pattern ends here.
+        var route: Route?
+    }
+
+    struct Route: Sendable {
+        let template: String
+        let parameterNames: [String]
+        var endpoints: [String: Endpoint] = [:]
+
+        /// The methods for an `Allow` header: registered ones, plus `HEAD` when `GET` is there; sorted.
+        var allowedMethods: [String] {
+            var methods = Set(endpoints.keys)
+            if methods.contains("GET") { methods.insert("HEAD") }
+            return methods.sorted()
+        }
+
+        func endpoint(for method: String) -> Endpoint? {
+            endpoints[method] ?? (method == "HEAD" ? endpoints["GET"] : nil)
+        }
+    }
+
+    enum Match {
+        case found(Endpoint, template: String, parameters: [String: String])
+        case methodNotAllowed(allowed: [String])
+        case notFound
+    }
+
+    private var nodes: [Node] = [Node()]
+    private let notFound: Handler
+    private let methodNotAllowed: @Sendable (HTTPRequest, _ allowed: [String]) -> HTTPResponse
+
+    /// Creates an empty router.
+    /// - Parameters:
+    ///   - notFound: Answers requests whose path matches no pattern.
+    ///   - methodNotAllowed: Answers requests whose path matches but not the method; receives the
+    ///     allowed methods, sorted, for the `Allow` header.
+    public init(
+        notFound: @escaping Handler,
+        methodNotAllowed: @escaping @Sendable (HTTPRequest, _ allowed: [String]) -> HTTPResponse
+    ) {
+        self.notFound = notFound
+        self.methodNotAllowed = methodNotAllowed
+    }
+
+    /// Registers a synchronous handler for `method` (e.g. `"GET"`) and `pattern`.
+    ///
+    /// An invalid pattern or a second handler for the same method and pattern is a programming error.
+    public mutating func add(_ method: String, _ pattern: String, _ handler: @escaping Handler) {
+        register(method, pattern, .immediate(handler))
+    }
+
+    /// Registers a handler that answers through the ``HTTPReply``, possibly later and from another thread.
+    public mutating func addDeferred(_ method: String, _ pattern: String, _ handler: @escaping DeferredHandler) {
+        register(method, pattern, .deferred(handler))
+    }
+
+    public func respond(to request: HTTPRequest, reply: HTTPReply) {
+        switch match(method: request.method, path: request.path) {
+        case .found(let endpoint, let template, let parameters):
+            var request = request
+            request.pathParameters = parameters
+            request.routeTemplate = template
+            switch endpoint {
+            case .immediate(let handler): reply.send(handler(request))
+            case .deferred(let handler): handler(request, reply)
+            }
+        case .methodNotAllowed(let allowed):
+            reply.send(methodNotAllowed(request, allowed))
+        case .notFound:
+            reply.send(notFound(request))
+        }
+    }
+
+    // MARK: Matching
+
+    func match(method: String, path: String) -> Match {
+        guard path.utf8.first == UInt8(ascii: "/") else { return .notFound }
+        let segments = path.utf8.dropFirst().split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
+        var captures: [String] = []
+        var firstMatch: (route: Route, captures: [String])?
+        if let (route, values) = search(0, segments[...], method, &captures, &firstMatch) {
+            return .found(
+                route.endpoint(for: method)!, template: route.template,
+                parameters: Dictionary(zip(route.parameterNames, values), uniquingKeysWith: { first, _ in first }))
+        }
+        if let firstMatch {
+            return .methodNotAllowed(allowed: firstMatch.route.allowedMethods)
+        }
+        return .notFound
+    }
+
+    /// Depth-first, literals before parameters: the first route that has the method, remembering the
+    /// first route whose path matched at all (for 405).
+    private func search(
+        _ index: Int,
+        _ segments: ArraySlice<Substring.UTF8View.SubSequence>,
+        _ method: String,
+        _ captures: inout [String],
+        _ firstMatch: inout (route: Route, captures: [String])?
+    ) -> (Route, [String])? {
+        let node = nodes[index]
+        guard let segment = segments.first else {
+            guard let route = node.route else { return nil }
+            if route.endpoint(for: method) != nil { return (route, captures) }
+            if firstMatch == nil { firstMatch = (route, captures) }
+            return nil
+        }
+        let rest = segments.dropFirst()
+        for literal in node.literals where segment.elementsEqual(literal.segment.utf8) {
+            if let found = search(literal.child, rest, method, &captures, &firstMatch) { return found }
+        }
+        if let child = node.parameterChild, !segment.isEmpty,
+            let value = PercentEncoding.decodeStrictly(Substring(segment))
+        {
+            captures.append(value)
+            if let found = search(child, rest, method, &captures, &firstMatch) { return found }
+            captures.removeLast()
+        }
+        return nil
+    }
+
+    // MARK: Registration
+
+    private mutating func register(_ method: String, _ pattern: String, _ endpoint: Endpoint) {
+        precondition(pattern.hasPrefix("/"), "route pattern \"\(pattern)\" must start with /")
+        var index = 0
+        var parameterNames: [String] = []
+        for segment in pattern.dropFirst().split(separator: "/", omittingEmptySubsequences: false) {
+            if segment.hasPrefix("{") && segment.hasSuffix("}") {
+                let name = String(segment.dropFirst().dropLast())
+                precondition(!name.isEmpty && !name.contains("{") && !name.contains("}"),
+                             "route pattern \"\(pattern)\" has an invalid parameter segment \"\(segment)\"")
+                precondition(!parameterNames.contains(name), "route pattern \"\(pattern)\" repeats {\(name)}")
+                parameterNames.append(name)
+                if let child = nodes[index].parameterChild {
+                    index = child
+                } else {
+                    nodes.append(Node())
+                    nodes[index].parameterChild = nodes.count - 1
+                    index = nodes.count - 1
+                }
+            } else {
+                precondition(!segment.contains("{") && !segment.contains("}"),
+                             "route pattern \"\(pattern)\" has braces inside segment \"\(segment)\"")
+                if let literal = nodes[index].literals.first(where: { $0.segment == segment }) {
+                    index = literal.child
+                } else {
+                    nodes.append(Node())
+                    nodes[index].literals.append((String(segment), nodes.count - 1))
+                    index = nodes.count - 1
+                }
+            }
+        }
+        var route = nodes[index].route ?? Route(template: pattern, parameterNames: parameterNames)
+        precondition(route.parameterNames == parameterNames,
+                     "route pattern \"\(pattern)\" names its parameters unlike \"\(route.template)\"")
+        precondition(route.endpoints[method] == nil, "route \(method) \(pattern) is registered twice")
+        route.endpoints[method] = endpoint
+        nodes[index].route = route
+    }
+}

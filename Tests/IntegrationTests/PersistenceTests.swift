@@ -1,0 +1,92 @@
+import Foundation
+import ModalStackCore
+import ModalStackHTTP
+import Testing
+
+@Suite("Persistence and lifecycle", .enabled(if: ServerProcess.isLocal, "needs to start and stop the server itself"))
+struct PersistenceTests {
+    @Test("SIGTERM stops the server with exit status 0 and the stack is there after a restart")
+    func restartKeepsState() throws {
+        let server = try ServerProcess()
+        var client = server.client()
+        let id = uniqueSessionID()
+        try client.call("POST", "/v1/sessions/\(id)/presentations", json: ["destination": "settings"])
+        try client.call("POST", "/v1/sessions/\(id)/presentations", json: ["destination": "help", "payload": ["text": "How can we help?"]])
+        let before = try client.call("GET", "/v1/sessions/\(id)")
+        client.close()
+        #expect(server.stop(signal: SIGTERM) == 0)
+        try server.start()
+        client = server.client()
+        let after = try client.call("GET", "/v1/sessions/\(id)")
+        #expect(after.status == 200)
+        #expect(after.raw == before.raw)
+    }
+
+    @Test("SIGINT also stops cleanly")
+    func sigint() throws {
+        let server = try ServerProcess()
+        #expect(try server.client().call("GET", "/livez").status == 200)
+        #expect(server.stop(signal: SIGINT) == 0)
+    }
+
+    @Test("every acknowledged change survives kill -9")
+    func killNine() throws {
+        let server = try ServerProcess()
+        let client = server.client()
+        var expected: [String: JSONValue] = [:]
+        for index in 0..<30 {
+            let id = "kill-\(index)"
+            try client.call("POST", "/v1/sessions/\(id)/presentations", json: ["destination": "a"])
+            let response = try client.call("POST", "/v1/sessions/\(id)/presentations", json: ["destination": "b", "payload": ["i": JSONValue(index)]])
+            #expect(response.status == 201)
+            if index.isMultiple(of: 3) {
+                let dismissed = try client.call("POST", "/v1/sessions/\(id)/dismiss", json: [:])
+                expected[id] = dismissed.json["session"]
+            } else {
+                expected[id] = response.json["session"]
+            }
+        }
+        client.close()
+        try server.restart(signal: SIGKILL)
+        let reader = server.client()
+        for (id, session) in expected {
+            #expect(try reader.call("GET", "/v1/sessions/\(id)").json == session)
+        }
+    }
+
+    @Test("a database file that is not ModalStack's stops the start with a clear message and is not overwritten")
+    func corruptDatabase() throws {
+        let directory = NSTemporaryDirectory() + "modalstack-corrupt-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/db.sqlite"
+        let garbage = Data(repeating: 0x5A, count: 8192)
+        try garbage.write(to: URL(fileURLWithPath: path))
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: ServerProcess.binaryPath)
+        process.arguments = ["--host", "127.0.0.1", "--port", "0", "--db", path]
+        let pipe = Pipe()
+        process.standardError = pipe
+        try process.run()
+        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus != 0)
+        #expect(output.contains(path))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == garbage)
+    }
+
+    @Test("an invalid setting stops the start naming the setting")
+    func invalidConfiguration() throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: ServerProcess.binaryPath)
+        process.arguments = ["--max-depth", "zero"]
+        process.environment = ["MODALSTACK_PORT": "1"]
+        let pipe = Pipe()
+        process.standardError = pipe
+        try process.run()
+        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 2)
+        #expect(output.contains("--max-depth"))
+    }
+}

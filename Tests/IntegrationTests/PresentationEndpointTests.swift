@@ -1,0 +1,161 @@
+import Foundation
+import ModalStackCore
+import ModalStackHTTP
+import Testing
+
+@Suite("Presentations over HTTP")
+struct PresentationEndpointTests {
+    @Test("the seeds' story: settings, help on top with a payload, dismiss")
+    func seedsStory() throws {
+        let server = try ServerProcess()
+        let client = server.client()
+        let id = uniqueSessionID()
+        let settings = try client.call("POST", "/v1/sessions/\(id)/presentations", json: ["destination": "settings"])
+        #expect(settings.status == 201)
+        let settingsID = try #require(settings.json["presentation"]?["id"]?.stringValue)
+        #expect(settings.headers["Location"] == "/v1/sessions/\(id)/presentations/\(settingsID)")
+        #expect(settings.json["presentation"]?["style"] == "sheet")
+        #expect(settings.json["presentation"]?["key"] == "settings")
+        #expect(settings.json["presentation"]?["payload"] == [:])
+        #expect(settings.json["session"]?["version"] == 1)
+
+        let help = try client.call(
+            "POST", "/v1/sessions/\(id)/presentations",
+            json: ["destination": "help", "style": "fullScreenCover", "payload": ["text": "How can we help?"]])
+        #expect(help.status == 201)
+        let session = try #require(help.json["session"])
+        #expect(session["version"] == 2)
+        #expect(session["stack"]?.arrayValue?.compactMap { $0["destination"]?.stringValue } == ["settings", "help"])
+        #expect(session["top"]?["payload"]?["text"] == "How can we help?")
+        #expect(session["top"] == help.json["presentation"])
+
+        let fetched = try client.call("GET", "/v1/sessions/\(id)/presentations/\(settingsID)")
+        #expect(fetched.status == 200)
+        #expect(fetched.json == settings.json["presentation"])
+
+        let dismissed = try client.call("POST", "/v1/sessions/\(id)/dismiss", json: [:])
+        #expect(dismissed.status == 200)
+        #expect(dismissed.json["dismissed"]?.arrayValue?.count == 1)
+        #expect(dismissed.json["dismissed"]?.arrayValue?.first?["destination"] == "help")
+        #expect(dismissed.json["session"]?["top"]?["id"] == .string(settingsID))
+        #expect(dismissed.json["session"]?["version"] == 3)
+    }
+
+    @Test("the same key on top updates in place (200); lower on the stack is a 409 that says where")
+    func keys() throws {
+        let server = try ServerProcess()
+        let client = server.client()
+        let id = uniqueSessionID()
+        let first = try client.call("POST", "/v1/sessions/\(id)/presentations", json: ["destination": "help", "payload": ["text": "a"]])
+        let updated = try client.call("POST", "/v1/sessions/\(id)/presentations", json: ["destination": "help", "payload": ["text": "b"]])
+        #expect(updated.status == 200)
+        #expect(updated.json["presentation"]?["id"] == first.json["presentation"]?["id"])
+        #expect(updated.json["session"]?["stack"]?.arrayValue?.count == 1)
+        #expect(updated.json["session"]?["top"]?["payload"]?["text"] == "b")
+        #expect(updated.json["session"]?["version"] == 2)
+        try client.call("POST", "/v1/sessions/\(id)/presentations", json: ["destination": "settings"])
+        let conflict = try client.call("POST", "/v1/sessions/\(id)/presentations", json: ["destination": "help"])
+        #expect(conflict.status == 409)
+        #expect(conflict.problemSlug == "already-presented")
+        #expect(conflict.json["position"] == 0)
+        #expect(conflict.json["presentationId"] == first.json["presentation"]?["id"])
+        #expect(try client.call("GET", "/v1/sessions/\(id)").json["version"] == 3)
+    }
+
+    @Test("presenting past the maximum depth is a 409 stack-full and changes nothing")
+    func depth() throws {
+        let server = try ServerProcess(arguments: ServerProcess.isLocal ? ["--max-depth", "3"] : [])
+        let client = server.client()
+        let id = uniqueSessionID()
+        let depth = ServerProcess.isLocal ? 3 : 8
+        for index in 0..<depth {
+            #expect(try client.call("POST", "/v1/sessions/\(id)/presentations", json: ["destination": .string("d\(index)")]).status == 201)
+        }
+        let full = try client.call("POST", "/v1/sessions/\(id)/presentations", json: ["destination": "overflow"])
+        #expect(full.status == 409)
+        #expect(full.problemSlug == "stack-full")
+        #expect(full.json["maxDepth"] == JSONValue(depth))
+        let state = try client.call("GET", "/v1/sessions/\(id)")
+        #expect(state.json["version"] == JSONValue(depth))
+        #expect(state.json["stack"]?.arrayValue?.count == depth)
+    }
+
+    @Test("dismiss by count, to, all, by DELETE; an empty stack is a 409")
+    func dismissForms() throws {
+        let server = try ServerProcess()
+        let client = server.client()
+        let id = uniqueSessionID()
+        var ids: [String] = []
+        for name in ["a", "b", "c", "d", "e"] {
+            let response = try client.call("POST", "/v1/sessions/\(id)/presentations", json: ["destination": .string(name)])
+            ids.append(try #require(response.json["presentation"]?["id"]?.stringValue))
+        }
+        let two = try client.call("POST", "/v1/sessions/\(id)/dismiss", json: ["count": 2])
+        #expect(two.json["dismissed"]?.arrayValue?.compactMap { $0["destination"]?.stringValue } == ["e", "d"])
+        let to = try client.call("POST", "/v1/sessions/\(id)/dismiss", json: ["to": .string(ids[0])])
+        #expect(to.json["dismissed"]?.arrayValue?.compactMap { $0["destination"]?.stringValue } == ["c", "b"])
+        #expect(to.json["session"]?["top"]?["id"] == .string(ids[0]))
+        let gone = try client.call("GET", "/v1/sessions/\(id)/presentations/\(ids[2])")
+        #expect(gone.status == 404)
+        #expect(gone.problemSlug == "presentation-not-found")
+        let tooMany = try client.call("POST", "/v1/sessions/\(id)/dismiss", json: ["count": 2])
+        #expect(tooMany.status == 409)
+        #expect(tooMany.problemSlug == "nothing-to-dismiss")
+
+        let f = try client.call("POST", "/v1/sessions/\(id)/presentations", json: ["destination": "f"])
+        let deleted = try client.call("DELETE", "/v1/sessions/\(id)/presentations/\(ids[0])")
+        #expect(deleted.status == 200)
+        let fID = try #require(f.json["presentation"]?["id"]?.stringValue)
+        #expect(deleted.json["dismissed"]?.arrayValue?.compactMap { $0["id"]?.stringValue } == [fID, ids[0]])
+        #expect(deleted.json["session"]?["stack"] == [])
+        let empty = try client.call("POST", "/v1/sessions/\(id)/dismiss")
+        #expect(empty.status == 409)
+        #expect(empty.problemSlug == "nothing-to-dismiss")
+        #expect(try client.call("POST", "/v1/sessions/\(id)/dismiss", json: ["all": true]).status == 409)
+        #expect(try client.call("DELETE", "/v1/sessions/\(id)/presentations/\(ids[0])").status == 404)
+    }
+
+    @Test("dismiss all clears the stack in one version")
+    func dismissAll() throws {
+        let server = try ServerProcess()
+        let client = server.client()
+        let id = uniqueSessionID()
+        for name in ["a", "b", "c"] {
+            try client.call("POST", "/v1/sessions/\(id)/presentations", json: ["destination": .string(name)])
+        }
+        let all = try client.call("POST", "/v1/sessions/\(id)/dismiss", json: ["all": true])
+        #expect(all.status == 200)
+        #expect(all.json["dismissed"]?.arrayValue?.count == 3)
+        #expect(all.json["session"]?["stack"] == [])
+        #expect(all.json["session"]?["version"] == 4)
+    }
+
+    @Test("PUT stack replaces it atomically, keeping the identity of the unchanged bottom")
+    func replaceStack() throws {
+        let server = try ServerProcess()
+        let client = server.client()
+        let id = uniqueSessionID()
+        let settings = try client.call("POST", "/v1/sessions/\(id)/presentations", json: ["destination": "settings"])
+        try client.call("POST", "/v1/sessions/\(id)/presentations", json: ["destination": "help"])
+        let replaced = try client.call(
+            "PUT", "/v1/sessions/\(id)/stack",
+            json: ["stack": [["destination": "settings"], ["destination": "profile", "payload": ["user": 42]]]])
+        #expect(replaced.status == 200)
+        let stack = try #require(replaced.json["session"]?["stack"]?.arrayValue)
+        #expect(stack.compactMap { $0["destination"]?.stringValue } == ["settings", "profile"])
+        #expect(stack[0]["id"] == settings.json["presentation"]?["id"])
+        #expect(stack[1]["payload"]?["user"] == 42)
+        #expect(replaced.json["session"]?["version"] == 3)
+
+        let duplicate = try client.call(
+            "PUT", "/v1/sessions/\(id)/stack", json: ["stack": [["destination": "a"], ["destination": "a"]]])
+        #expect(duplicate.status == 422)
+        #expect(duplicate.errorPointers == ["/stack/1/key"])
+        #expect(try client.call("GET", "/v1/sessions/\(id)").json["version"] == 3)
+
+        let fresh = uniqueSessionID()
+        let deepLink = try client.call("PUT", "/v1/sessions/\(fresh)/stack", json: ["stack": [["destination": "onboarding"]]])
+        #expect(deepLink.status == 200)
+        #expect(deepLink.json["session"]?["version"] == 1)
+    }
+}

@@ -1,0 +1,118 @@
+import Foundation
+import ModalStackHTTP
+
+/// The server under test: the built `modalstack` binary started on a free port with a temporary
+/// database, or — when `MODALSTACK_URL` is set — an already-running server (a container, say).
+final class ServerProcess: @unchecked Sendable {
+    /// Set `MODALSTACK_URL=http://host:port` to test a running server instead of starting one.
+    static let externalURL = ProcessInfo.processInfo.environment["MODALSTACK_URL"]
+    /// Whether tests may start, stop and restart servers themselves.
+    static var isLocal: Bool { externalURL == nil }
+
+    let host: String
+    private(set) var port: UInt16
+    let databasePath: String
+    let extraArguments: [String]
+    private var process: Process?
+    private var standardError: Pipe?
+    private let directory: String?
+
+    /// Starts a server (or attaches to the external one).
+    init(arguments: [String] = []) throws {
+        extraArguments = arguments
+        if let url = Self.externalURL {
+            let parts = try Self.hostAndPort(url)
+            host = parts.host
+            port = parts.port
+            databasePath = ""
+            directory = nil
+            return
+        }
+        let directory = NSTemporaryDirectory() + "modalstack-it-" + UUID().uuidString
+        self.directory = directory
+        host = "127.0.0.1"
+        port = 0
+        databasePath = directory + "/data/modalstack.sqlite"
+        try start()
+    }
+
+    deinit {
+        if let process, process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+        if let directory {
+            try? FileManager.default.removeItem(atPath: directory)
+        }
+    }
+
+    /// The built binary: next to the test bundle, in the same build products directory.
+    static var binaryPath: String {
+        if let path = ProcessInfo.processInfo.environment["MODALSTACK_BINARY"] { return path }
+        let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        return executable.deletingLastPathComponent().appendingPathComponent("modalstack").path
+    }
+
+    /// Starts the binary on a free port and waits until it says where it listens.
+    func start() throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.binaryPath)
+        process.arguments = ["--host", "127.0.0.1", "--port", "0", "--db", databasePath] + extraArguments
+        let pipe = Pipe()
+        process.standardError = pipe
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        self.process = process
+        self.standardError = pipe
+        port = try Self.waitForListeningPort(pipe.fileHandleForReading)
+    }
+
+    /// Sends `signal` and waits for the process to end; returns its exit status.
+    @discardableResult
+    func stop(signal: Int32 = SIGTERM) -> Int32 {
+        guard let process else { return -1 }
+        kill(process.processIdentifier, signal)
+        process.waitUntilExit()
+        self.process = nil
+        return process.terminationStatus
+    }
+
+    func restart(signal: Int32 = SIGTERM) throws {
+        stop(signal: signal)
+        try start()
+    }
+
+    func client() -> HTTPClient {
+        HTTPClient(host: host, port: port)
+    }
+
+    /// Reads stderr until the "listening on HOST:PORT" line; the rest of stderr is drained in the background.
+    private static func waitForListeningPort(_ handle: FileHandle) throws -> UInt16 {
+        var buffer = ""
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline {
+            let data = handle.availableData
+            if data.isEmpty { break }
+            buffer += String(decoding: data, as: UTF8.self)
+            if let range = buffer.range(of: #"listening on \S+:(\d+)"#, options: .regularExpression) {
+                let match = String(buffer[range])
+                let port = UInt16(match.split(separator: ":").last ?? "") ?? 0
+                handle.readabilityHandler = { handle in _ = handle.availableData }
+                return port
+            }
+        }
+        throw ServerStartError(output: buffer)
+    }
+
+    private static func hostAndPort(_ url: String) throws -> (host: String, port: UInt16) {
+        guard let components = URLComponents(string: url), let host = components.host else {
+            throw ServerStartError(output: "MODALSTACK_URL \(url) is not a URL")
+        }
+        return (host, UInt16(components.port ?? 80))
+    }
+}
+
+struct ServerStartError: Error, CustomStringConvertible {
+    let output: String
+    var description: String { "the server did not start:\n\(output)" }
+}

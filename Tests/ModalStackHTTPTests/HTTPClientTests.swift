@@ -1,0 +1,67 @@
+import ModalStackHTTP
+import Testing
+
+/// HTTPClient's response parsing against canned bytes.
+@Suite struct HTTPClientTests {
+    @Test func chunkedResponseWithTrailers() throws {
+        let server = CannedServer(responses: [
+            bytes("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nX-A: 1\r\n\r\n5;ext=1\r\nhello\r\n7\r\n, world\r\n0\r\nTrailer: t\r\n\r\n"),
+        ])
+        let client = HTTPClient(port: server.port)
+        let response = try client.send(path: "/")
+        #expect(response.status == 200)
+        #expect(response.reason == "OK")
+        #expect(response.text == "hello, world")
+        #expect(response.headers["x-a"] == "1")
+    }
+
+    @Test func responsesWithoutBodiesAndInterimResponses() throws {
+        let server = CannedServer(responses: [
+            bytes("HTTP/1.1 204 No Content\r\nX-N: 1\r\n\r\n"),
+            bytes("HTTP/1.1 304 Not Modified\r\nETag: \"x\"\r\n\r\n"),
+            bytes("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n"),
+            bytes("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 201 Created\r\nContent-Length: 2\r\n\r\nok"),
+        ])
+        let client = HTTPClient(port: server.port)
+        let noContent = try client.send(path: "/a")
+        #expect(noContent.status == 204)
+        #expect(noContent.body.isEmpty)
+        let notModified = try client.send(path: "/b")
+        #expect(notModified.status == 304)
+        #expect(notModified.headers["ETag"] == "\"x\"")
+        let head = try client.send(method: "HEAD", path: "/c")
+        #expect(head.status == 200)
+        #expect(head.body.isEmpty)
+        let created = try client.send(method: "POST", path: "/d", body: bytes("x"))
+        #expect(created.status == 201)
+        #expect(created.text == "ok")
+        #expect(client.connectCount == 1)
+    }
+
+    @Test func bodyDelimitedByClose() throws {
+        let server = CannedServer(responses: [bytes("HTTP/1.0 200 OK\r\n\r\nuntil the end")])
+        let client = HTTPClient(port: server.port)
+        let response = try client.send(path: "/")
+        #expect(response.text == "until the end")
+        #expect(!client.isConnected)
+    }
+
+    @Test func malformedStatusLineIsAnError() {
+        let server = CannedServer(responses: [bytes("SMTP ready\r\n\r\n")])
+        let client = HTTPClient(port: server.port)
+        let error = #expect(throws: HTTPClientError.self) { try client.send(path: "/") }
+        #expect(error?.code == .malformedResponse)
+    }
+
+    @Test func silenceTimesOut() {
+        let server = CannedServer(responses: [], closeAfterLast: false)
+        let client = HTTPClient(port: server.port, timeoutSeconds: 0.3)
+        let error = #expect(throws: HTTPClientError.self) { try client.send(path: "/") }
+        #expect(error?.code == .timedOut || error?.code == .connectionClosed)
+    }
+
+    @Test func refusedConnectionIsAnError() {
+        let error = #expect(throws: HTTPClientError.self) { try HTTPClient(port: closedPort()).send(path: "/") }
+        #expect(error?.code == .connectFailed)
+    }
+}

@@ -6,6 +6,8 @@
 #include <sys/types.h>
 #include <sys/select.h>
 #include <sys/socket.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <microhttpd.h>
 
 // Variadic libmicrohttpd functions do not import into Swift: these wrappers fix their arguments.
@@ -19,16 +21,18 @@ static inline size_t modalstack_mhd_keep_escaped(void *cls, struct MHD_Connectio
   return strlen(s);
 }
 
-// Starts a daemon with the completion callback, the raw-URL unescaper and the options in `options`
-// (terminated by an MHD_OPTION_END item).
+// Starts a daemon with the accept policy, the completion and connection callbacks (all given `cls`),
+// the raw-URL unescaper and the options in `options` (terminated by an MHD_OPTION_END item).
 static inline struct MHD_Daemon *modalstack_mhd_start_daemon(unsigned int flags,
+                                                             void *cls,
+                                                             MHD_AcceptPolicyCallback accept_policy,
                                                              MHD_AccessHandlerCallback handler,
-                                                             void *handler_cls,
                                                              MHD_RequestCompletedCallback completed,
-                                                             void *completed_cls,
+                                                             MHD_NotifyConnectionCallback connection_notified,
                                                              struct MHD_OptionItem *options) {
-  return MHD_start_daemon(flags, 0, NULL, NULL, handler, handler_cls,
-                          MHD_OPTION_NOTIFY_COMPLETED, completed, completed_cls,
+  return MHD_start_daemon(flags, 0, accept_policy, cls, handler, cls,
+                          MHD_OPTION_NOTIFY_COMPLETED, completed, cls,
+                          MHD_OPTION_NOTIFY_CONNECTION, connection_notified, cls,
                           MHD_OPTION_UNESCAPE_CALLBACK, modalstack_mhd_keep_escaped, NULL,
                           MHD_OPTION_ARRAY, options,
                           MHD_OPTION_END);
@@ -44,6 +48,12 @@ static inline uint16_t modalstack_mhd_bind_port(struct MHD_Daemon *daemon) {
 static inline const struct sockaddr *modalstack_mhd_client_address(struct MHD_Connection *connection) {
   const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
   return info == NULL ? NULL : info->client_addr;
+}
+
+// The socket of a connection, or -1.
+static inline int modalstack_mhd_connection_socket(struct MHD_Connection *connection) {
+  const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+  return info == NULL ? -1 : info->connect_fd;
 }
 
 #endif

@@ -1,14 +1,19 @@
 import ModalStackCore
 import ModalStackHTTP
+import ModalStackStore
+import Synchronization
 
 /// The REST endpoints: each maps an HTTP request to a service call and the result back to HTTP.
 struct Endpoints: Sendable {
     let service: SessionService
     let readiness: Readiness
+    let watch: SessionWatch
+    let metrics: Metrics
 
     func register(on router: inout Router) {
         router.add("GET", "/livez") { _ in Responses.json(200, ["status": "alive"]) }
         route(&router, "GET", "/readyz", readyz)
+        route(&router, "GET", "/metrics", metricsText)
         router.add("GET", "/openapi.yaml") { _ in
             var headers = HTTPHeaders()
             headers.set("Content-Type", "application/yaml")
@@ -16,13 +21,20 @@ struct Endpoints: Sendable {
         }
         route(&router, "POST", "/v1/sessions", createSessionWithServerID)
         route(&router, "PUT", "/v1/sessions/{sessionId}", putSession)
-        route(&router, "GET", "/v1/sessions/{sessionId}", getSession)
+        router.addDeferred("GET", "/v1/sessions/{sessionId}") { request, reply in watch.getSession(request, reply: reply) }
         route(&router, "DELETE", "/v1/sessions/{sessionId}", deleteSession)
         route(&router, "POST", "/v1/sessions/{sessionId}/presentations", present)
         route(&router, "GET", "/v1/sessions/{sessionId}/presentations/{presentationId}", getPresentation)
+        route(&router, "PATCH", "/v1/sessions/{sessionId}/presentations/{presentationId}", updatePresentation)
         route(&router, "DELETE", "/v1/sessions/{sessionId}/presentations/{presentationId}", deletePresentation)
         route(&router, "POST", "/v1/sessions/{sessionId}/dismiss", dismiss)
         route(&router, "PUT", "/v1/sessions/{sessionId}/stack", replaceStack)
+        route(&router, "GET", "/v1/sessions/{sessionId}/events", events)
+        router.addDeferred("GET", "/v1/sessions/{sessionId}/events/stream") { request, reply in
+            watch.streamEvents(request, reply: reply)
+        }
+        route(&router, "GET", "/v1/sessions/{sessionId}/transition", transition)
+        route(&router, "GET", "/v1/destinations", destinations)
     }
 
     private func route(
@@ -46,33 +58,41 @@ struct Endpoints: Sendable {
         return Responses.json(200, ["status": "ready"])
     }
 
+    private func metricsText(_ request: HTTPRequest) throws -> HTTPResponse {
+        let sessions = (try? service.store.sessionCount()).map(Double.init) ?? .nan
+        let text = metrics.render(gauges: [
+            ("modalstack_sessions", "Sessions stored.", sessions),
+            ("modalstack_long_polls_waiting", "Long polls held, waiting for a change.", Double(metrics.longPollsWaiting.load(ordering: .relaxed))),
+            ("modalstack_event_streams_open", "Server-Sent Event streams open.", Double(metrics.eventStreamsOpen.load(ordering: .relaxed))),
+        ])
+        return HTTPResponse(status: 200, headers: ["Content-Type": "text/plain; version=0.0.4; charset=utf-8"], body: Array(text.utf8))
+    }
+
     // MARK: Sessions
 
     private func createSessionWithServerID(_ request: HTTPRequest) throws -> HTTPResponse {
-        try SessionOptions(json: try request.jsonBody(emptyBody: [:]))
-        let (session, _) = try service.createSession(id: RandomID.make())
-        return sessionCreated(session)
+        let options = try SessionOptions(json: try request.jsonBody(emptyBody: [:]))
+        return try service.write(
+            .create(options), onSession: RandomID.make(), createIfMissing: true, request: request, idempotencyScope: "",
+            render: sessionCreated)
     }
 
     private func putSession(_ request: HTTPRequest) throws -> HTTPResponse {
         let id = try request.sessionID()
-        try SessionOptions(json: try request.jsonBody(emptyBody: [:]))
-        let (session, created) = try service.createSession(id: id)
-        return created ? sessionCreated(session) : Responses.json(200, session.json)
+        let options = try SessionOptions(json: try request.jsonBody(emptyBody: [:]))
+        return try service.write(.create(options), onSession: id, createIfMissing: true, request: request) { outcome in
+            outcome.changed ? sessionCreated(outcome) : Responses.session(200, outcome.session.json, outcome.session)
+        }
     }
 
-    private func sessionCreated(_ session: Session) -> HTTPResponse {
+    private func sessionCreated(_ outcome: CommandOutcome) -> HTTPResponse {
         var headers = HTTPHeaders()
-        headers.set("Location", "/v1/sessions/\(session.id)")
-        return Responses.json(201, session.json, headers: headers)
-    }
-
-    private func getSession(_ request: HTTPRequest) throws -> HTTPResponse {
-        Responses.json(200, try service.session(id: try request.sessionID()).json)
+        headers.set("Location", "/v1/sessions/\(outcome.session.id)")
+        return Responses.session(201, outcome.session.json, outcome.session, headers: headers)
     }
 
     private func deleteSession(_ request: HTTPRequest) throws -> HTTPResponse {
-        try service.deleteSession(id: try request.sessionID())
+        try service.deleteSession(id: try request.sessionID(), request: request)
         return Responses.noContent()
     }
 
@@ -81,50 +101,126 @@ struct Endpoints: Sendable {
     private func present(_ request: HTTPRequest) throws -> HTTPResponse {
         let sessionID = try request.sessionID()
         let command = Command.present(try PresentRequest(json: try request.jsonBody()))
-        let outcome = try service.execute(command, onSession: sessionID, createIfMissing: true)
-        switch outcome.effect {
-        case .presented(let presentation):
+        return try service.write(command, onSession: sessionID, createIfMissing: true, request: request) { outcome in
+            var body: JSONObject = [:]
+            let status: Int
             var headers = HTTPHeaders()
-            headers.set("Location", "/v1/sessions/\(sessionID)/presentations/\(presentation.id)")
-            return Responses.json(201, ["presentation": presentation.json, "session": outcome.session.json], headers: headers)
-        case .updated(let presentation):
-            return Responses.json(200, ["presentation": presentation.json, "session": outcome.session.json])
-        case .dismissed, .replaced:
-            preconditionFailure("a present either presents or updates")
+            switch outcome.effect {
+            case .presented(let presentation):
+                status = 201
+                body["presentation"] = presentation.json
+                headers.set("Location", location(of: presentation, in: sessionID))
+            case .queued(let presentation, let position):
+                status = 202
+                body["presentation"] = presentation.json
+                body["position"] = JSONValue(position)
+                headers.set("Location", location(of: presentation, in: sessionID))
+            case .updated(let presentation):
+                status = 200
+                body["presentation"] = presentation.json
+            case .created, .dismissed, .replaced:
+                preconditionFailure("a present presents, queues or updates")
+            }
+            return Responses.change(status, body, outcome, headers: headers)
         }
     }
 
+    private func location(of presentation: Presentation, in sessionID: String) -> String {
+        "/v1/sessions/\(sessionID)/presentations/\(presentation.id)"
+    }
+
     private func getPresentation(_ request: HTTPRequest) throws -> HTTPResponse {
-        let session = try service.session(id: try request.sessionID())
+        let presentation = try service.presentation(
+            id: request.pathParameters["presentationId"] ?? "", sessionID: try request.sessionID())
+        return Responses.json(200, presentation.json)
+    }
+
+    private func updatePresentation(_ request: HTTPRequest) throws -> HTTPResponse {
+        let sessionID = try request.sessionID()
         let presentationID = request.pathParameters["presentationId"] ?? ""
-        guard let position = session.position(ofPresentation: presentationID) else {
-            throw ModalError.presentationNotFound(presentationID)
+        let command = Command.update(presentationID: presentationID, try UpdateRequest(json: try request.jsonBody()))
+        return try service.write(command, onSession: sessionID, createIfMissing: false, request: request) { outcome in
+            guard case .updated(let presentation) = outcome.effect else { preconditionFailure("an update updates") }
+            return Responses.change(200, ["presentation": presentation.json], outcome)
         }
-        return Responses.json(200, session.stack[position].json)
     }
 
     private func deletePresentation(_ request: HTTPRequest) throws -> HTTPResponse {
         let presentationID = request.pathParameters["presentationId"] ?? ""
-        return try dismissed(.presentation(id: presentationID), onSession: try request.sessionID())
+        let dismiss = DismissRequest(.presentation(id: presentationID), force: try request.booleanQuery("force"))
+        return try dismissed(dismiss, onSession: try request.sessionID(), request: request)
     }
 
     private func dismiss(_ request: HTTPRequest) throws -> HTTPResponse {
         let sessionID = try request.sessionID()
-        return try dismissed(try DismissTarget(json: try request.jsonBody(emptyBody: [:])), onSession: sessionID)
+        return try dismissed(try DismissRequest(json: try request.jsonBody(emptyBody: [:])), onSession: sessionID, request: request)
     }
 
-    private func dismissed(_ target: DismissTarget, onSession sessionID: String) throws -> HTTPResponse {
-        let outcome = try service.execute(.dismiss(target), onSession: sessionID, createIfMissing: false)
-        guard case .dismissed(let removed) = outcome.effect else {
-            preconditionFailure("a dismiss always dismisses")
+    private func dismissed(_ dismiss: DismissRequest, onSession sessionID: String, request: HTTPRequest) throws -> HTTPResponse {
+        try service.write(.dismiss(dismiss), onSession: sessionID, createIfMissing: false, request: request) { outcome in
+            guard case .dismissed(let removed) = outcome.effect else { preconditionFailure("a dismiss always dismisses") }
+            return Responses.change(200, ["dismissed": .array(removed.map(\.json))], outcome)
         }
-        return Responses.json(200, ["dismissed": .array(removed.map(\.json)), "session": outcome.session.json])
     }
 
     private func replaceStack(_ request: HTTPRequest) throws -> HTTPResponse {
         let sessionID = try request.sessionID()
         let command = Command.replaceStack(try ReplaceStackRequest(json: try request.jsonBody()))
-        let outcome = try service.execute(command, onSession: sessionID, createIfMissing: true)
-        return Responses.json(200, ["session": outcome.session.json])
+        return try service.write(command, onSession: sessionID, createIfMissing: true, request: request) { outcome in
+            Responses.change(200, ["dismissed": .array(outcome.retired.map(\.json))], outcome)
+        }
+    }
+
+    // MARK: Event log and transitions
+
+    /// The default and the largest page of `GET …/events`.
+    static let defaultEventPage = 100
+    static let maxEventPage = 1000
+
+    private func events(_ request: HTTPRequest) throws -> HTTPResponse {
+        let sessionID = try request.sessionID()
+        let session = try service.session(id: sessionID)
+        let after = try request.integerQuery("after", in: 0...Int64.max) ?? 0
+        let limit = Int(try request.integerQuery("limit", in: 1...Int64(Self.maxEventPage)) ?? Int64(Self.defaultEventPage))
+        let changes = try service.store.changes(sessionID: sessionID, after: after, eventLimit: limit)
+        let last = changes.last?.version ?? after
+        let next: JSONValue =
+            last < session.version ? .string("/v1/sessions/\(sessionID)/events?after=\(last)&limit=\(limit)") : .null
+        return Responses.session(
+            200, ["events": .array(changes.flatMap(\.flatEvents)), "version": JSONValue(session.version), "next": next],
+            session)
+    }
+
+    private func transition(_ request: HTTPRequest) throws -> HTTPResponse {
+        let sessionID = try request.sessionID()
+        let session = try service.session(id: sessionID)
+        guard let from = try request.integerQuery("from", in: 0...Int64.max) else {
+            throw Problem.invalidParameter("from", "is required: the version the client shows")
+        }
+        guard from <= session.version else {
+            throw Problem.invalidParameter("from", "is newer than the session's version \(session.version)")
+        }
+        let old: [String]
+        if from == session.version {
+            old = session.stack.map(\.id)
+        } else if from == 0 {
+            old = []
+        } else if let change = try service.store.change(sessionID: sessionID, version: from) {
+            old = change.stackIDs
+        } else {
+            throw Problem.versionGone(from)
+        }
+        let plan = TransitionPlan(from: old, to: session.stack.map(\.id))
+        return Responses.session(
+            200, ["from": JSONValue(from), "to": JSONValue(session.version), "transition": plan.json], session)
+    }
+
+    // MARK: Destinations
+
+    private func destinations(_ request: HTTPRequest) throws -> HTTPResponse {
+        guard let catalog = service.catalog else {
+            return Responses.json(200, ["mode": "open", "destinations": []])
+        }
+        return Responses.json(200, ["mode": "catalog", "destinations": catalog.json["destinations"] ?? []])
     }
 }

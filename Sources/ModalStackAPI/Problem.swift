@@ -47,6 +47,53 @@ extension Problem {
             detail: "a session id is 1-\(Identifiers.sessionIDMaxLength) characters of [A-Za-z0-9._~-]")
     }
 
+    static func invalidParameter(_ name: String, _ problem: String) -> Problem {
+        Problem(
+            slug: "invalid-parameter", status: 400, title: "Invalid query parameter",
+            detail: "query parameter \(name) \(problem)")
+    }
+
+    static func invalidHeader(_ name: String, _ problem: String) -> Problem {
+        Problem(slug: "invalid-header", status: 400, title: "Invalid header", detail: "\(name) \(problem)")
+    }
+
+    /// A stale `If-Match`: the session is not at the version the client based its change on.
+    static func preconditionFailed(currentVersion: Int64?) -> Problem {
+        var problem = Problem(
+            slug: "precondition-failed", status: 412, title: "Precondition failed",
+            detail: currentVersion.map { "the session is at version \($0); nothing was changed" }
+                ?? "the session does not exist; nothing was changed")
+        problem.extensions["currentVersion"] = currentVersion.map { JSONValue($0) } ?? .null
+        if let currentVersion { problem.headers.set("ETag", EntityTag.of(version: currentVersion)) }
+        return problem
+    }
+
+    static func versionGone(_ version: Int64) -> Problem {
+        Problem(
+            slug: "version-gone", status: 410, title: "Version no longer in the log",
+            detail: "version \(version) is older than the session's event log; read the session instead")
+    }
+
+    static func preconditionRequired() -> Problem {
+        Problem(
+            slug: "precondition-required", status: 428, title: "Precondition required",
+            detail: "this server requires If-Match with the session's current ETag on every change")
+    }
+
+    static func idempotencyKeyInUse() -> Problem {
+        var problem = Problem(
+            slug: "idempotency-key-in-use", status: 409, title: "Idempotency key in use",
+            detail: "a request with this Idempotency-Key is still being processed; retry shortly")
+        problem.headers.set("Retry-After", "1")
+        return problem
+    }
+
+    static func idempotencyKeyReused() -> Problem {
+        Problem(
+            slug: "idempotency-key-reused", status: 422, title: "Idempotency key reused",
+            detail: "this Idempotency-Key was used for a different request (method, path or body)")
+    }
+
     static func unsupportedMediaType(_ contentType: String?) -> Problem {
         Problem(
             slug: "unsupported-media-type", status: 415, title: "Unsupported media type",
@@ -71,6 +118,15 @@ extension Problem {
         return problem
     }
 
+    static func unauthorized(keyGiven: Bool) -> Problem {
+        var problem = Problem(
+            slug: "unauthorized", status: 401, title: "Unauthorized",
+            detail: keyGiven ? "the API key is not valid" : "send an API key as Authorization: Bearer <key>")
+        problem.headers.set(
+            "WWW-Authenticate", keyGiven ? #"Bearer realm="modalstack", error="invalid_token""# : #"Bearer realm="modalstack""#)
+        return problem
+    }
+
     static func sessionNotFound(_ id: String) -> Problem {
         Problem(
             slug: ModalError.Kind.sessionNotFound.slug, status: 404, title: "Session not found",
@@ -90,6 +146,10 @@ extension Problem {
             switch error.kind {
             case .validationFailed: (422, "Invalid request")
             case .stackFull: (409, "Stack full")
+            case .alertOnTop: (409, "Alert on top")
+            case .queueNotEmpty: (409, "Presentations are waiting")
+            case .queueFull: (409, "Queue full")
+            case .locked: (409, "Presentation locked")
             case .alreadyPresented: (409, "Already presented")
             case .nothingToDismiss: (409, "Nothing to dismiss")
             case .presentationNotFound: (404, "Presentation not found")

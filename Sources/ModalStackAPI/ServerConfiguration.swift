@@ -7,8 +7,26 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var host = "0.0.0.0"
     public var port: UInt16 = 8080
     public var databasePath = "./data/modalstack.sqlite"
+    public var catalogPath: String?
     public var maxDepth = SessionRules.defaultMaxDepth
+    public var queueSize = SessionRules.defaultQueueSize
     public var durability = SQLiteSessionStore.Durability.normal
+    /// A quota for the database file in bytes; 0 is none.
+    public var maxDatabaseBytes = 0
+    public var requireIfMatch = false
+    public var maxWaitSeconds = 30
+    public var eventLogSize = SQLiteSessionStore.defaultEventLogSize
+    public var idempotencyLifetimeSeconds = Int(SQLiteSessionStore.defaultIdempotencyLifetimeMilliseconds / 1000)
+    public var heartbeatSeconds = 15
+    public var sessionTTLSeconds = Int(SessionRules.defaultSessionTTLSeconds)
+    /// Keys that authorize `/v1` requests; none means the API is open. Never logged or printed.
+    public var apiKeys: [String] = []
+    public var apiKeyFile: String?
+    /// Whether `/livez`, `/readyz` and `/metrics` need a key too.
+    public var authenticateOperations = false
+    public var logFormat = AccessLog.Format.json
+    public var logLevel = AccessLog.Level.info
+    public var shutdownTimeoutSeconds = 10
     public var threads = 2
     public var connectionLimit = 1024
     public var connectionTimeoutSeconds = 30
@@ -140,7 +158,16 @@ private let settings: [Setting] = [
             configuration.databasePath = text
             return nil
         }),
+    Setting(
+        flag: "catalog", valueName: "FILE", summary: "a JSON catalog of destinations; without one any destination and style is accepted",
+        defaultValue: { $0.catalogPath ?? "none" },
+        assign: { configuration, text in
+            guard !text.isEmpty else { return "expected a file path" }
+            configuration.catalogPath = text
+            return nil
+        }),
     .integer("max-depth", "the most presentations one stack may hold", 1...64, \.maxDepth),
+    .integer("queue-size", "the most presentations one session's queue may hold", 0...1024, \.queueSize),
     Setting(
         flag: "durability", valueName: "MODE",
         summary: "normal: a commit survives a crash of the process; full: it also survives power loss",
@@ -150,6 +177,68 @@ private let settings: [Setting] = [
             configuration.durability = mode
             return nil
         }),
+    .integer(
+        "max-db-size", "a quota for the database in bytes (0: none); past it writes answer 507 and reads go on",
+        0...Int(Int32.max) * 4096, \.maxDatabaseBytes),
+    Setting(
+        flag: "require-if-match", valueName: "BOOL", summary: "refuse changes without If-Match (428)",
+        defaultValue: { String($0.requireIfMatch) },
+        assign: { configuration, text in
+            guard let value = Bool(text) else { return "expected true or false" }
+            configuration.requireIfMatch = value
+            return nil
+        }),
+    .integer("max-wait", "the longest a long poll (Prefer: wait) is held, in seconds", 0...3600, \.maxWaitSeconds),
+    .integer("event-log-size", "changes kept in each session's event log; older ones are pruned", 1...1_000_000, \.eventLogSize),
+    .integer(
+        "idempotency-ttl", "seconds an Idempotency-Key's response is kept for replay", 1...30 * 86_400,
+        \.idempotencyLifetimeSeconds),
+    .integer("sse-heartbeat", "seconds between heartbeat comments on event streams", 1...3600, \.heartbeatSeconds),
+    .integer(
+        "session-ttl", "seconds a session lives without a change; a session may ask for its own (ttl)",
+        1...Int(SessionRules.sessionTTLRange.upperBound), \.sessionTTLSeconds),
+    Setting(
+        flag: "api-key", valueName: "KEYS", summary: "API keys (comma-separated) that /v1 requests must send as Authorization: Bearer",
+        defaultValue: { _ in "none" },
+        assign: { configuration, text in
+            let keys = text.split(separator: ",").map { String($0).trimmingSpaces }.filter { !$0.isEmpty }
+            guard !keys.isEmpty else { return "expected one or more comma-separated keys" }
+            configuration.apiKeys = keys
+            return nil
+        }),
+    Setting(
+        flag: "api-key-file", valueName: "FILE", summary: "a file of API keys, one per line (added to --api-key)",
+        defaultValue: { $0.apiKeyFile ?? "none" },
+        assign: { configuration, text in
+            guard !text.isEmpty else { return "expected a file path" }
+            configuration.apiKeyFile = text
+            return nil
+        }),
+    Setting(
+        flag: "auth-operations", valueName: "BOOL", summary: "require the API key on /livez, /readyz and /metrics too",
+        defaultValue: { String($0.authenticateOperations) },
+        assign: { configuration, text in
+            guard let value = Bool(text) else { return "expected true or false" }
+            configuration.authenticateOperations = value
+            return nil
+        }),
+    Setting(
+        flag: "log-format", valueName: "FORMAT", summary: "access log lines on standard output: json or logfmt",
+        defaultValue: { $0.logFormat.rawValue },
+        assign: { configuration, text in
+            guard let format = AccessLog.Format(rawValue: text) else { return "expected json or logfmt" }
+            configuration.logFormat = format
+            return nil
+        }),
+    Setting(
+        flag: "log-level", valueName: "LEVEL", summary: "debug, info, warn, error or off (requests log at info, 5xx at error)",
+        defaultValue: { $0.logLevel.rawValue },
+        assign: { configuration, text in
+            guard let level = AccessLog.Level(rawValue: text) else { return "expected debug, info, warn, error or off" }
+            configuration.logLevel = level
+            return nil
+        }),
+    .integer("shutdown-timeout", "seconds a SIGTERM may take before the process exits anyway", 1...600, \.shutdownTimeoutSeconds),
     .integer("threads", "HTTP worker threads", 1...256, \.threads),
     .integer("connection-limit", "the most simultaneous connections; more are refused", 1...100_000, \.connectionLimit),
     .integer("connection-timeout", "seconds an idle connection is kept open", 1...3600, \.connectionTimeoutSeconds),

@@ -56,6 +56,10 @@ public struct HTTPClientError: Error, Sendable, Equatable, CustomStringConvertib
 ///
 /// One instance is one connection, opened on first use and reopened when the server closed it.
 /// Not thread-safe: use one client per thread.
+///
+/// Streamed responses (Server-Sent Events) are read as they arrive: ``openStream(method:path:headers:)``
+/// reads the head, then ``readChunk(timeout:)`` or ``readLine(timeout:)`` read the body piece by piece
+/// until they return `nil` at its end.
 public final class HTTPClient {
     /// The server's host (a name or IP literal).
     public let host: String
@@ -72,6 +76,22 @@ public final class HTTPClient {
     private var buffer: [UInt8] = []
     private var bufferStart = 0
     private var bytesReceived = 0
+    /// The body being read by ``readChunk(timeout:)`` and ``readLine(timeout:)``, if any.
+    private var stream: OpenStream?
+
+    private struct OpenStream {
+        enum Framing {
+            case chunked
+            case length(remaining: Int)
+            case untilClose
+        }
+
+        var framing: Framing
+        /// Whether the connection closes at the end of the body (`Connection: close`, HTTP/1.0).
+        let closesConnection: Bool
+        /// Body bytes received but not yet returned (the rest of a line read).
+        var pending: [UInt8] = []
+    }
 
     /// Creates a client; nothing is connected until the first request.
     public init(host: String = "127.0.0.1", port: UInt16, timeoutSeconds: Double = 10) {
@@ -96,6 +116,7 @@ public final class HTTPClient {
         headers: HTTPHeaders = [:],
         body: [UInt8] = []
     ) throws(HTTPClientError) -> HTTPClientResponse {
+        abandonStream()
         let request = encode(method: method, path: path, headers: headers, body: body)
         dropConnectionIfClosedByPeer()
         let reused = isConnected
@@ -133,40 +154,216 @@ public final class HTTPClient {
     /// Reads one response (skipping `1xx` interim ones). `method` tells whether a body follows
     /// (`HEAD` has none). Closes the connection when the response says so.
     public func readResponse(method: String = "GET") throws(HTTPClientError) -> HTTPClientResponse {
-        var response: HTTPClientResponse
-        var statusLine: String
-        repeat {
-            statusLine = try readLine()
-            response = try Self.parseStatusLine(statusLine)
-            response.headers = try readHeaders()
-        } while (100...199).contains(response.status) && response.status != 101
-
-        let transferEncoding = response.headers["Transfer-Encoding"]?.lowercased()
-        if method == "HEAD" || (100...199).contains(response.status) || response.status == 204
-            || response.status == 304
-        {
+        var (response, closesConnection) = try readHead()
+        switch try framing(of: response, method: method) {
+        case nil:
             response.body = []
-        } else if let transferEncoding, transferEncoding.hasSuffix("chunked") {
+        case .chunked:
             response.body = try readChunkedBody()
-        } else if let length = response.headers["Content-Length"] {
-            guard let count = Int(length), count >= 0 else {
-                throw fail(.malformedResponse, "invalid Content-Length \"\(length)\"")
-            }
-            response.body = try readBytes(count)
-        } else {
+        case .length(let remaining):
+            response.body = try readBytes(remaining)
+        case .untilClose:
             response.body = try readToEnd()
         }
 
         responsesOnConnection += 1
-        let connectionHeader = response.headers["Connection"]?.lowercased() ?? ""
-        let http10 = statusLine.hasPrefix("HTTP/1.0")
-        if connectionHeader.contains("close") || (http10 && !connectionHeader.contains("keep-alive")) {
+        if closesConnection {
             close()
         }
         return response
     }
 
-    /// Closes the connection; the next request opens a new one.
+    // MARK: Streamed responses
+
+    /// Sends a request and reads only the head of its response; read the body as it arrives with
+    /// ``readChunk(timeout:)`` or ``readLine(timeout:)``. For streamed responses (Server-Sent Events).
+    ///
+    /// Once those return `nil` (the end of the body), the connection takes the next request unless
+    /// the response closed it. A request sent before the end closes the connection first, dropping the
+    /// rest of the body; so does ``close()`` (how a test makes the client go away).
+    /// - Returns: The status and headers; `body` is empty.
+    public func openStream(
+        method: String = "GET",
+        path: String,
+        headers: HTTPHeaders = [:]
+    ) throws(HTTPClientError) -> HTTPClientResponse {
+        abandonStream()
+        let request = encode(method: method, path: path, headers: headers, body: [])
+        dropConnectionIfClosedByPeer()
+        let reused = isConnected
+        let receivedBefore = bytesReceived
+        var head: (response: HTTPClientResponse, closesConnection: Bool)
+        do {
+            try sendRaw(request)
+            head = try readHead()
+        } catch let error where reused && bytesReceived == receivedBefore
+            && (error.code == .connectionClosed || error.code == .ioFailed)
+        {
+            close()
+            try sendRaw(request)
+            head = try readHead()
+        }
+        if let framing = try framing(of: head.response, method: method) {
+            stream = OpenStream(framing: framing, closesConnection: head.closesConnection)
+        } else {
+            responsesOnConnection += 1
+            if head.closesConnection { close() }
+        }
+        return head.response
+    }
+
+    /// Whether a body opened by ``openStream(method:path:headers:)`` has not been read to its end.
+    public var isStreamOpen: Bool { stream != nil }
+
+    /// The next part of the open stream's body, as it arrives: one chunk of a chunked body (what the
+    /// server sent at once — several of its writes may arrive together), or the bytes that arrived of a
+    /// body delimited otherwise.
+    /// - Parameter timeout: Seconds to wait for data; by default ``timeoutSeconds``.
+    /// - Returns: Bytes (never empty), or `nil` at the end of the body or when no stream is open.
+    /// - Throws: ``HTTPClientError/Code/timedOut`` when nothing (complete) arrived in time — the stream
+    ///   stays open and can be read again; any other error closes the connection.
+    public func readChunk(timeout: Double? = nil) throws(HTTPClientError) -> [UInt8]? {
+        guard let open = stream else { return nil }
+        if !open.pending.isEmpty {
+            stream?.pending = []
+            return open.pending
+        }
+        return try receiveBodyPart(until: Deadline(seconds: timeout ?? timeoutSeconds))
+    }
+
+    /// The next line of the open stream's body (ended by LF or CR LF, returned without them), e.g. a
+    /// Server-Sent Events field, or the empty line that ends an event. A last line without a line end
+    /// is returned before the end of the body.
+    /// - Parameter timeout: Seconds to wait for the whole line; by default ``timeoutSeconds``.
+    /// - Returns: The line, or `nil` at the end of the body or when no stream is open.
+    /// - Throws: As ``readChunk(timeout:)``; after a timeout the partial line is kept for the next read.
+    public func readLine(timeout: Double? = nil) throws(HTTPClientError) -> String? {
+        let deadline = Deadline(seconds: timeout ?? timeoutSeconds)
+        while let open = stream {
+            if let end = open.pending.firstIndex(of: UInt8(ascii: "\n")) {
+                var line = open.pending[..<end]
+                if line.last == UInt8(ascii: "\r") { line.removeLast() }
+                stream?.pending = Array(open.pending[(end + 1)...])
+                return String(decoding: line, as: UTF8.self)
+            }
+            guard let part = try receiveBodyPart(until: deadline) else {
+                return open.pending.isEmpty ? nil : String(decoding: open.pending, as: UTF8.self)
+            }
+            stream?.pending += part
+        }
+        return nil
+    }
+
+    /// Reads the next part of the open body from the connection; `nil` (and the stream is over) at
+    /// its end.
+    private func receiveBodyPart(until deadline: Deadline) throws(HTTPClientError) -> [UInt8]? {
+        while let open = stream {
+            switch open.framing {
+            case .chunked:
+                switch try takeChunk() {
+                case .data(let data):
+                    return data
+                case .end:
+                    endStream()
+                    return nil
+                case .incomplete:
+                    break
+                }
+            case .length(let remaining):
+                if remaining == 0 {
+                    endStream()
+                    return nil
+                }
+                let count = min(buffer.count - bufferStart, remaining)
+                if count > 0 {
+                    stream?.framing = .length(remaining: remaining - count)
+                    defer { bufferStart += count }
+                    return Array(buffer[bufferStart..<(bufferStart + count)])
+                }
+            case .untilClose:
+                if buffer.count > bufferStart {
+                    defer { bufferStart = buffer.count }
+                    return Array(buffer[bufferStart...])
+                }
+            }
+            guard try fillUnlessEnd(until: deadline) else {
+                guard case .untilClose = open.framing else {
+                    throw fail(.connectionClosed, "the server closed the connection before the end of the body")
+                }
+                endStream()
+                return nil
+            }
+        }
+        return nil
+    }
+
+    private enum ChunkParse {
+        case data([UInt8])
+        case end
+        case incomplete
+    }
+
+    /// Takes one whole chunk (or the last chunk and the trailers) from the buffer; takes nothing when
+    /// it has not fully arrived, so that a timeout leaves the body readable.
+    private func takeChunk() throws(HTTPClientError) -> ChunkParse {
+        let newline = UInt8(ascii: "\n")
+        let carriageReturn = UInt8(ascii: "\r")
+        guard let lineEnd = buffer[bufferStart...].firstIndex(of: newline) else {
+            guard buffer.count - bufferStart < 1 << 20 else {
+                throw fail(.malformedResponse, "a chunk size line is longer than 1 MiB")
+            }
+            return .incomplete
+        }
+        let line = String(decoding: buffer[bufferStart..<lineEnd], as: UTF8.self)
+        var sizeText = line.prefix { $0 != ";" }
+        while sizeText.first == " " || sizeText.first == "\t" { sizeText = sizeText.dropFirst() }
+        while sizeText.last == " " || sizeText.last == "\t" || sizeText.last == "\r" { sizeText = sizeText.dropLast() }
+        guard let size = Int(sizeText, radix: 16), size >= 0 else {
+            throw fail(.malformedResponse, "malformed chunk size \"\(line)\"")
+        }
+        if size == 0 {
+            // The trailers (usually none) end with an empty line.
+            var position = lineEnd + 1
+            while let end = buffer[position...].firstIndex(of: newline) {
+                let isEmpty = end == position || (end == position + 1 && buffer[position] == carriageReturn)
+                position = end + 1
+                if isEmpty {
+                    bufferStart = position
+                    return .end
+                }
+            }
+            return .incomplete
+        }
+        let dataStart = lineEnd + 1
+        let dataEnd = dataStart + size
+        guard buffer.count > dataEnd else { return .incomplete }
+        var next = dataEnd + 1
+        if buffer[dataEnd] == carriageReturn {
+            guard buffer.count > dataEnd + 1 else { return .incomplete }
+            guard buffer[dataEnd + 1] == newline else { throw fail(.malformedResponse, "chunk not followed by CRLF") }
+            next += 1
+        } else if buffer[dataEnd] != newline {
+            throw fail(.malformedResponse, "chunk not followed by CRLF")
+        }
+        let data = Array(buffer[dataStart..<dataEnd])
+        bufferStart = next
+        return .data(data)
+    }
+
+    /// The open body was read to its end: the connection is free for the next request, or closed.
+    private func endStream() {
+        guard let open = stream else { return }
+        stream = nil
+        responsesOnConnection += 1
+        if open.closesConnection { close() }
+    }
+
+    /// A new request while a body is unread: its rest would be taken for the next response.
+    private func abandonStream() {
+        if stream != nil { close() }
+    }
+
+    /// Closes the connection (dropping the rest of an open stream); the next request opens a new one.
     public func close() {
         if socket >= 0 {
             Glibc.close(socket)
@@ -175,6 +372,7 @@ public final class HTTPClient {
         buffer.removeAll(keepingCapacity: true)
         bufferStart = 0
         responsesOnConnection = 0
+        stream = nil
     }
 
     // MARK: Connection
@@ -244,6 +442,21 @@ public final class HTTPClient {
         guard try fillUnlessEnd() else { throw fail(.connectionClosed, "the server closed the connection") }
     }
 
+    /// Reads more bytes into the buffer, waiting until `deadline`; false at end-of-file. A timeout
+    /// leaves the connection open.
+    private func fillUnlessEnd(until deadline: Deadline) throws(HTTPClientError) -> Bool {
+        var ready = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+        while true {
+            let milliseconds = Int32(clamping: Int((deadline.remainingSeconds * 1000).rounded(.up)))
+            let count = poll(&ready, 1, max(0, milliseconds))
+            if count > 0 { break }
+            if count < 0 && errno == EINTR { continue }
+            if count < 0 { throw fail(.ioFailed, "poll failed: \(String(cString: strerror(errno)))") }
+            throw HTTPClientError(.timedOut, "no data from \(host):\(port) within the timeout")
+        }
+        return try fillUnlessEnd()
+    }
+
     /// Reads more bytes into the buffer; false at end-of-file.
     private func fillUnlessEnd() throws(HTTPClientError) -> Bool {
         if bufferStart > 0 && (bufferStart == buffer.count || bufferStart > 64 * 1024) {
@@ -267,7 +480,44 @@ public final class HTTPClient {
         }
     }
 
-    private func readLine() throws(HTTPClientError) -> String {
+    /// Reads a status line and headers, skipping `1xx` interim responses; also tells whether the
+    /// connection closes after this response.
+    private func readHead() throws(HTTPClientError) -> (response: HTTPClientResponse, closesConnection: Bool) {
+        var response: HTTPClientResponse
+        var statusLine: String
+        repeat {
+            statusLine = try readWireLine()
+            response = try Self.parseStatusLine(statusLine)
+            response.headers = try readHeaders()
+        } while (100...199).contains(response.status) && response.status != 101
+        let connectionHeader = response.headers["Connection"]?.lowercased() ?? ""
+        let http10 = statusLine.hasPrefix("HTTP/1.0")
+        return (response, connectionHeader.contains("close") || (http10 && !connectionHeader.contains("keep-alive")))
+    }
+
+    /// How the body of `response` to `method` is delimited; `nil` when it has none.
+    private func framing(
+        of response: HTTPClientResponse,
+        method: String
+    ) throws(HTTPClientError) -> OpenStream.Framing? {
+        if method == "HEAD" || (100...199).contains(response.status) || response.status == 204
+            || response.status == 304
+        {
+            return nil
+        }
+        if response.headers["Transfer-Encoding"]?.lowercased().hasSuffix("chunked") == true {
+            return .chunked
+        }
+        if let length = response.headers["Content-Length"] {
+            guard let count = Int(length), count >= 0 else {
+                throw fail(.malformedResponse, "invalid Content-Length \"\(length)\"")
+            }
+            return .length(remaining: count)
+        }
+        return .untilClose
+    }
+
+    private func readWireLine() throws(HTTPClientError) -> String {
         var scanned = 0
         while true {
             if let end = buffer[(bufferStart + scanned)...].firstIndex(of: UInt8(ascii: "\n")) {
@@ -305,7 +555,7 @@ public final class HTTPClient {
     private func readHeaders() throws(HTTPClientError) -> HTTPHeaders {
         var headers = HTTPHeaders()
         while true {
-            let line = try readLine()
+            let line = try readWireLine()
             if line.isEmpty { return headers }
             guard let colon = line.firstIndex(of: ":") else {
                 throw fail(.malformedResponse, "malformed header line \"\(line)\"")
@@ -320,7 +570,7 @@ public final class HTTPClient {
     private func readChunkedBody() throws(HTTPClientError) -> [UInt8] {
         var body: [UInt8] = []
         while true {
-            let line = try readLine()
+            let line = try readWireLine()
             var sizeText = line.prefix { $0 != ";" }
             while sizeText.first == " " || sizeText.first == "\t" { sizeText = sizeText.dropFirst() }
             while sizeText.last == " " || sizeText.last == "\t" { sizeText = sizeText.dropLast() }
@@ -332,7 +582,7 @@ public final class HTTPClient {
                 return body
             }
             body += try readBytes(size)
-            guard try readLine().isEmpty else { throw fail(.malformedResponse, "chunk not followed by CRLF") }
+            guard try readWireLine().isEmpty else { throw fail(.malformedResponse, "chunk not followed by CRLF") }
         }
     }
 
@@ -367,5 +617,19 @@ public final class HTTPClient {
         }
         head += "\r\n"
         return Array(head.utf8) + body
+    }
+}
+
+/// A point in time that reads wait until.
+private struct Deadline {
+    private let end: ContinuousClock.Instant
+
+    init(seconds: Double) {
+        end = ContinuousClock.now.advanced(by: .milliseconds(Int64((max(0, seconds) * 1000).rounded())))
+    }
+
+    var remainingSeconds: Double {
+        let left = ContinuousClock.now.duration(to: end).components
+        return max(0, Double(left.seconds) + Double(left.attoseconds) / 1e18)
     }
 }

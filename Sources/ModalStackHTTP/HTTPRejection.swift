@@ -1,7 +1,16 @@
 /// Why the server answered on the application's behalf; the application renders the response.
+///
+/// The server adds the request id header (``HTTPServer/Configuration/requestIDHeader``) to whatever is
+/// rendered. Requests over libmicrohttpd's own buffer (``HTTPServer/Configuration/connectionMemoryLimitBytes``)
+/// never get here: libmicrohttpd answers them itself (414 or 431, with a small HTML body).
 public enum HTTPRejection: Sendable, Equatable {
     /// The request body is larger than the configured limit (render as 413).
     case bodyTooLarge(limit: Int)
     /// The server is stopping and a deferred request was still unanswered (render as 503).
     case serverStopping
+    /// The request target (path and query) is longer than ``HTTPServer/Configuration/maxURLBytes``
+    /// (render as 414).
+    case uriTooLong(limit: Int)
+    /// The request header fields take more than ``HTTPServer/Configuration/maxHeaderBytes`` (render as 431).
+    case headersTooLarge(limit: Int)
 }

@@ -7,52 +7,110 @@ import Synchronization
 /// When `respond` returns without an answer, the server suspends the connection (no worker thread
 /// waits) and resumes it when `send` comes. Later calls are ignored, as is a `send` after the
 /// connection is gone or the server answered 503 because it was stopping.
+///
+/// Instead of a whole response, ``startStream(status:headers:)`` answers with a head and a body
+/// written over time (Server-Sent Events); it counts as the one answer.
 public final class HTTPReply: Sendable {
     private enum Destination: Sendable {
-        case connection(ConnectionHandle)
-        case callback(@Sendable (HTTPResponse) -> Void)
+        case connection(ConnectionHandle, StreamSettings)
+        case callback(@Sendable (HTTPResponse) -> Void, onWrite: @Sendable ([UInt8]) -> Void)
     }
 
     private let destination: Destination
     private let machine: Mutex<ReplyStateMachine>
+    private let matchedTemplate = Mutex<String?>(nil)
 
-    /// A reply that is not attached to a connection: `onSend` receives the first response sent.
-    /// For driving a responder without a socket (tests, in-process calls).
-    public init(onSend: @escaping @Sendable (HTTPResponse) -> Void) {
-        destination = .callback(onSend)
+    /// A reply that is not attached to a connection, for driving a responder without a socket
+    /// (tests, in-process calls).
+    /// - Parameters:
+    ///   - onSend: Receives the first answer: the response sent, or the head (status and headers,
+    ///     empty body) of a stream started with ``startStream(status:headers:)``.
+    ///   - onWrite: Receives the bytes written to that stream, in order, while it is open (under the
+    ///     stream's lock: it must not call back into the stream).
+    public init(
+        onSend: @escaping @Sendable (HTTPResponse) -> Void,
+        onWrite: @escaping @Sendable ([UInt8]) -> Void = { _ in }
+    ) {
+        destination = .callback(onSend, onWrite: onWrite)
         machine = Mutex(ReplyStateMachine(state: .suspended))
     }
 
-    init(connection: ConnectionHandle) {
-        destination = .connection(connection)
+    init(connection: ConnectionHandle, streams: StreamSettings) {
+        destination = .connection(connection, streams)
         machine = Mutex(ReplyStateMachine())
     }
 
-    /// Sends `response`; only the first call has an effect.
+    /// Sends `response`; only the first answer has an effect.
     public func send(_ response: HTTPResponse) {
-        let callbackResponse: HTTPResponse? = machine.withLock { machine in
-            guard case .resume(let response) = machine.send(response) else { return nil }
-            switch destination {
-            case .connection(let connection):
-                // Under the lock, so that neither the completion callback nor stop()'s own send can
-                // slip in between the transition and the resume: once stop() has gone through every
-                // suspended reply, none is left suspended (libmicrohttpd aborts on stop otherwise).
-                // No lock-order risk: libmicrohttpd never calls the handler or the completion
-                // callback (the other lock holders) while holding the mutex the resume takes.
-                MHD_resume_connection(connection.pointer)
-                return nil
-            case .callback:
-                return response
-            }
-        }
-        if let callbackResponse, case .callback(let onSend) = destination {
-            onSend(callbackResponse)
-        }
+        answer(.response(response))
     }
 
-    /// Whether a response was sent.
+    /// Answers with a streamed response instead of a whole one: `status` and `headers` go out now
+    /// (without `Content-Length`; HTTP/1.1 clients get chunked transfer encoding), the body is what
+    /// is then written to the returned stream, from any thread, until it is closed.
+    ///
+    /// Callable wherever ``send(_:)`` is. For Server-Sent Events, pass `Content-Type:
+    /// text/event-stream` and `Cache-Control: no-cache`. A `HEAD` request gets the head alone, and
+    /// its stream closes when that has gone out.
+    /// - Returns: The stream to write the body to, or `nil` if the reply was already answered (or
+    ///   the request is over).
+    public func startStream(status: Int, headers: HTTPHeaders = [:]) -> HTTPStream? {
+        let stream =
+            switch destination {
+            case .connection(let connection, let settings):
+                HTTPStream(connection: connection, bufferLimit: settings.bufferLimit, watcher: settings.watcher)
+            case .callback(_, let onWrite):
+                HTTPStream(onWrite: onWrite)
+            }
+        return answer(.stream(head: HTTPResponse(status: status, headers: headers), stream)) ? stream : nil
+    }
+
+    /// Delivers the first answer; returns whether this one was taken.
+    @discardableResult
+    private func answer(_ answer: ReplyStateMachine.Answer) -> Bool {
+        let (taken, callbackAnswer) = machine.withLock { machine -> (Bool, ReplyStateMachine.Answer?) in
+            switch machine.send(answer) {
+            case .ignored:
+                return (false, nil)
+            case .none:
+                return (true, nil)
+            case .resume(let answer):
+                switch destination {
+                case .connection(let connection, _):
+                    // Under the lock, so that neither the completion callback nor stop()'s own send can
+                    // slip in between the transition and the resume: once stop() has gone through every
+                    // suspended reply, none is left suspended (libmicrohttpd aborts on stop otherwise).
+                    // No lock-order risk: libmicrohttpd never calls the handler or the completion
+                    // callback (the other lock holders) while holding the mutex the resume takes.
+                    MHD_resume_connection(connection.pointer)
+                    return (true, nil)
+                case .callback:
+                    return (true, answer)
+                }
+            }
+        }
+        if let callbackAnswer, case .callback(let onSend, _) = destination {
+            switch callbackAnswer {
+            case .response(let response): onSend(response)
+            case .stream(let head, _): onSend(head)
+            }
+        }
+        return taken
+    }
+
+    /// Whether a response was sent or a stream started.
     public var isAnswered: Bool {
         machine.withLock { $0.isAnswered }
+    }
+
+    /// The pattern of the route that took the request, set by ``Router`` before it calls the handler.
+    ///
+    /// The reply is the one per-request object the responder shares with the server (the request is
+    /// a value, and the router annotates its own copy), so the route template travels here to
+    /// ``CompletedRequest/routeTemplate``.
+    var routeTemplate: String? {
+        get { matchedTemplate.withLock { $0 } }
+        set { matchedTemplate.withLock { $0 = newValue } }
     }
 
     // MARK: Worker-thread events (see ReplyStateMachine)
@@ -65,16 +123,26 @@ public final class HTTPReply: Sendable {
         machine.withLock { $0.suspendCompleted() }
     }
 
-    func resumed() -> HTTPResponse? {
+    func resumed() -> ReplyStateMachine.Answer? {
         machine.withLock { $0.resumed() }
     }
 
-    func close() {
+    /// The request is over; returns the stream the reply started, if any (once).
+    func close() -> HTTPStream? {
         machine.withLock { $0.close() }
     }
 }
 
-/// A libmicrohttpd connection pointer, passed between threads only as the state machine allows.
+/// A libmicrohttpd connection pointer (and its socket), passed between threads only as the state
+/// machines allow.
 struct ConnectionHandle: @unchecked Sendable {
     let pointer: OpaquePointer
+    let socket: Int32
+}
+
+/// What a reply needs to start a stream on its connection.
+struct StreamSettings: Sendable {
+    /// ``HTTPServer/Configuration/maxStreamBufferBytes``.
+    let bufferLimit: Int
+    let watcher: HangUpWatcher?
 }

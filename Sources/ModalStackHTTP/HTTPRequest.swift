@@ -16,6 +16,10 @@ public struct HTTPRequest: Sendable {
     public var routeTemplate: String?
     /// The peer's IP address (`"127.0.0.1"`, `"::1"`), when known.
     public var remoteAddress: String?
+    /// The id the server sends back in ``HTTPServer/Configuration/requestIDHeader``: the client's own
+    /// (when it is 1–128 visible ASCII characters) or a generated one; `nil` when that header is
+    /// turned off (or for requests not built by the server).
+    public var requestID: String?
 
     /// Creates a request; the server and tests use it.
     public init(
@@ -24,7 +28,8 @@ public struct HTTPRequest: Sendable {
         query: [(name: String, value: String)] = [],
         headers: HTTPHeaders = [:],
         body: [UInt8] = [],
-        remoteAddress: String? = nil
+        remoteAddress: String? = nil,
+        requestID: String? = nil
     ) {
         self.method = method
         self.path = path
@@ -34,6 +39,7 @@ public struct HTTPRequest: Sendable {
         self.pathParameters = [:]
         self.routeTemplate = nil
         self.remoteAddress = remoteAddress
+        self.requestID = requestID
     }
 
     /// Creates a request from a request target such as `"/v1/sessions?limit=10"`, splitting off and

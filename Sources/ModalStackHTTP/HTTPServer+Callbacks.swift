@@ -4,7 +4,8 @@ import CMicroHTTPD
 ///
 /// Non-capturing closures in static lets, so they are nonisolated: a closure that inherits the main
 /// actor's isolation (e.g. written in `main.swift`) crashes when a worker thread calls it. Context
-/// comes through `cls` (the ``RequestDispatcher``, retained by the server while the daemon runs) and
+/// comes through `cls` (the ``RequestDispatcher`` for the daemon's callbacks, retained by the server
+/// while the daemon runs, or for streamed bodies the ``HTTPStream``, retained by its response) and
 /// `*con_cls` (the ``RequestContext``, retained there until `requestCompleted`).
 enum MHDCallbacks {
     static let accessHandler: MHD_AccessHandlerCallback = {
@@ -19,9 +20,43 @@ enum MHDCallbacks {
         return dispatcher.begin(connection: connection, url: url, method: method, contextSlot: contextSlot)
     }
 
-    static let requestCompleted: MHD_RequestCompletedCallback = { cls, _, contextSlot, _ in
+    static let requestCompleted: MHD_RequestCompletedCallback = { cls, _, contextSlot, termination in
         guard let cls, let contextSlot else { return }
-        Unmanaged<RequestDispatcher>.fromOpaque(cls).takeUnretainedValue().complete(contextSlot: contextSlot)
+        Unmanaged<RequestDispatcher>.fromOpaque(cls).takeUnretainedValue().complete(
+            contextSlot: contextSlot, endedNormally: termination == .REQUEST_TERMINATED_COMPLETED_OK)
+    }
+
+    /// Called for each accepted socket before libmicrohttpd makes it a connection; `.NO` closes it.
+    static let acceptPolicy: MHD_AcceptPolicyCallback = { cls, _, _ in
+        guard let cls else { return .NO }
+        return Unmanaged<RequestDispatcher>.fromOpaque(cls).takeUnretainedValue().admitsConnection() ? .YES : .NO
+    }
+
+    /// A connection was set up or closed (counts the open connections for the accept policy).
+    static let connectionNotified: MHD_NotifyConnectionCallback = { cls, _, _, event in
+        guard let cls else { return }
+        let dispatcher = Unmanaged<RequestDispatcher>.fromOpaque(cls).takeUnretainedValue()
+        switch event {
+        case .CONNECTION_NOTIFY_STARTED: dispatcher.connectionOpened()
+        case .CONNECTION_NOTIFY_CLOSED: dispatcher.connectionClosed()
+        @unknown default: break
+        }
+    }
+
+    /// `MHD_SIZE_UNKNOWN` (a macro that does not import): the body's size is not known in advance.
+    static let unknownSize = UInt64.max
+
+    /// The content reader of streamed responses; `cls` is the ``HTTPStream``, retained by the response.
+    static let streamReader: MHD_ContentReaderCallback = { cls, _, buffer, max in
+        guard let cls, let buffer else { return MHD_CONTENT_READER_END_WITH_ERROR }
+        let stream = Unmanaged<HTTPStream>.fromOpaque(cls).takeUnretainedValue()
+        return stream.read(into: UnsafeMutableRawBufferPointer(start: buffer, count: max))
+    }
+
+    /// libmicrohttpd is done with a streamed response: releases its ``HTTPStream``.
+    static let streamReleased: MHD_ContentReaderFreeCallback = { cls in
+        guard let cls else { return }
+        Unmanaged<HTTPStream>.fromOpaque(cls).release()
     }
 
     /// Appends each (key, value) to the `[(name: String, value: String)]` that `cls` points to.

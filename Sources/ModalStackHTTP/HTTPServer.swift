@@ -8,6 +8,10 @@ import Synchronization
 /// block. Bodies are buffered up to ``Configuration/maxBodyBytes``. Connections are kept alive
 /// (responses are queued on the handler's last call). A server starts once and stops once.
 ///
+/// Responses may also be streamed (``HTTPReply/startStream(status:headers:)``): an idle stream's
+/// connection is suspended, so it holds no thread and costs no CPU time, and one extra thread
+/// watches those connections for clients that hang up.
+///
 /// ``HTTPRequest/path`` is the raw, still percent-encoded path: libmicrohttpd 0.9.75 would decode it
 /// before the handler sees it (so `%2F` would split a segment), which the server turns off.
 public final class HTTPServer: Sendable {
@@ -19,7 +23,10 @@ public final class HTTPServer: Sendable {
         public var port: UInt16
         /// Worker threads, each with its own epoll loop. Defaults to the number of online processors.
         public var threadPoolSize: Int
-        /// Open connections (including idle keep-alive and suspended ones) beyond which new ones are refused.
+        /// Open connections (including idle keep-alive and suspended ones) beyond which new ones are
+        /// refused: closed as soon as they are accepted, before anything is read. (libmicrohttpd's own
+        /// limit would leave them unanswered in the listen backlog until a connection closes.) Under
+        /// simultaneous connects the count may pass the limit by up to ``threadPoolSize`` − 1.
         public var connectionLimit: Int
         /// Idle time after which a connection is closed. Suspended connections do not time out.
         public var connectionTimeoutSeconds: Int
@@ -29,10 +36,38 @@ public final class HTTPServer: Sendable {
         /// 413; beyond it the connection is closed without an answer.
         public var maxDiscardedBodyBytes: Int
         /// libmicrohttpd's per-connection buffer (request line and headers must fit); `nil` keeps its
-        /// default of 32 KiB. Overflows are answered 414/431 by libmicrohttpd itself.
+        /// default of 32 KiB. Overflows are answered by libmicrohttpd itself, before any handler runs
+        /// (so without the request id or the completion hook): 414 when the request line does not
+        /// fit, 431 when the headers do not, both with `Connection: close` and a small HTML body. A
+        /// head that only just fits can leave no room for the response head, and the connection is
+        /// then closed without an answer (libmicrohttpd 0.9.75). Keep it a few KiB above
+        /// ``maxURLBytes`` + ``maxHeaderBytes`` so that the server's own 414/431 come first.
         public var connectionMemoryLimitBytes: Int?
-        /// How long ``HTTPServer/stop()`` waits for the 503 answers to suspended requests to go out.
+        /// The longest request target (path and query, as received) accepted; longer ones get
+        /// `rejections(.uriTooLong(limit:))`.
+        public var maxURLBytes: Int
+        /// The most header bytes accepted (each field counts its name, its value and 4 bytes for
+        /// `": "` and the line end); more get `rejections(.headersTooLarge(limit:))`.
+        public var maxHeaderBytes: Int
+        /// The header that carries the request id in both directions: taken from the request when it
+        /// is 1–128 visible ASCII characters, generated otherwise, and set on every response to the
+        /// request (including streams and rejections; replacing a value the application set). `nil`
+        /// turns request ids off.
+        public var requestIDHeader: String?
+        /// Called once for each request that got a response, when libmicrohttpd is done with it —
+        /// whether it went out completely or the client went away (see
+        /// ``CompletedRequest/endedNormally``). Requests that got no response at all (the client left
+        /// before the end of its request, a body cut off past ``maxDiscardedBodyBytes``) and requests
+        /// libmicrohttpd rejected by itself (see ``connectionMemoryLimitBytes``) are not reported.
+        /// Runs on a worker thread (or the thread calling ``HTTPServer/stop()``): it must not block.
+        public var onRequestCompleted: (@Sendable (CompletedRequest) -> Void)?
+        /// How long ``HTTPServer/stop()`` waits for the 503 answers to suspended requests, and the ends
+        /// of open streams, to go out.
         public var stopGracePeriod: Duration
+        /// The most bytes written to an ``HTTPStream`` and not yet sent that are kept; a write beyond
+        /// it closes the stream and drops the connection (a client that does not read cannot make the
+        /// server buffer without bound). Per stream, on top of libmicrohttpd's and the kernel's buffers.
+        public var maxStreamBufferBytes: Int
 
         /// Creates a configuration; every parameter has a production default.
         public init(
@@ -44,7 +79,12 @@ public final class HTTPServer: Sendable {
             maxBodyBytes: Int = 65536,
             maxDiscardedBodyBytes: Int = 1 << 20,
             connectionMemoryLimitBytes: Int? = nil,
-            stopGracePeriod: Duration = .seconds(5)
+            stopGracePeriod: Duration = .seconds(5),
+            maxStreamBufferBytes: Int = 1 << 20,
+            maxURLBytes: Int = 8192,
+            maxHeaderBytes: Int = 16384,
+            requestIDHeader: String? = "X-Request-Id",
+            onRequestCompleted: (@Sendable (CompletedRequest) -> Void)? = nil
         ) {
             self.host = host
             self.port = port
@@ -55,6 +95,11 @@ public final class HTTPServer: Sendable {
             self.maxDiscardedBodyBytes = maxDiscardedBodyBytes
             self.connectionMemoryLimitBytes = connectionMemoryLimitBytes
             self.stopGracePeriod = stopGracePeriod
+            self.maxStreamBufferBytes = maxStreamBufferBytes
+            self.maxURLBytes = maxURLBytes
+            self.maxHeaderBytes = maxHeaderBytes
+            self.requestIDHeader = requestIDHeader
+            self.onRequestCompleted = onRequestCompleted
         }
 
         /// The number of online processors (at least 1).
@@ -85,8 +130,9 @@ public final class HTTPServer: Sendable {
     /// - Parameters:
     ///   - configuration: Address, threads and limits.
     ///   - responder: Answers every request (usually a ``Router``).
-    ///   - rejections: Renders the answers the server gives on the application's behalf
-    ///     (413 for a body over the limit, 503 for deferred requests pending at stop).
+    ///   - rejections: Renders the answers the server gives on the application's behalf (413, 414
+    ///     and 431 for a body, request target or headers over their limits, 503 for deferred requests
+    ///     pending at stop).
     public init(
         configuration: Configuration = Configuration(),
         responder: any HTTPResponder,
@@ -119,10 +165,11 @@ public final class HTTPServer: Sendable {
     }
 
     /// Stops accepting connections, answers every suspended request with `rejections(.serverStopping)`
-    /// (with `Connection: close`), waits up to ``Configuration/stopGracePeriod`` for those answers to go
-    /// out, then stops the worker threads and closes every connection. Idempotent; returns at once
-    /// when another `stop()` is already in progress. Must not be called from a handler (it waits for
-    /// the worker threads to finish).
+    /// (with `Connection: close`), closes every open ``HTTPStream`` (its buffered bytes and the end of
+    /// its body go out; its close handlers run), waits up to ``Configuration/stopGracePeriod`` for
+    /// those to go out, then stops the worker threads and closes every connection. Idempotent;
+    /// returns at once when another `stop()` is already in progress. Must not be called from a
+    /// handler (it waits for the worker threads to finish).
     public func stop() {
         let running: RunningDaemon? = lifecycle.withLock { state in
             guard case .running(let running) = state else { return nil }
@@ -132,26 +179,39 @@ public final class HTTPServer: Sendable {
         guard let running else { return }
 
         let quiescedSocket = MHD_quiesce_daemon(running.daemon)
-        dispatcher.answerSuspendedRequestsForStop(gracePeriod: configuration.stopGracePeriod)
+        // libmicrohttpd 0.9.75 aborts when stopped with a suspended connection: end them all first.
+        dispatcher.endSuspensionsForStop(gracePeriod: configuration.stopGracePeriod)
         MHD_stop_daemon(running.daemon)
         // After a quiesce the listen socket is ours to close, and only after MHD_stop_daemon.
         if quiescedSocket >= 0 { Glibc.close(quiescedSocket) }
+        dispatcher.hangUpWatcher.stop()
         Unmanaged.passUnretained(dispatcher).release()
         lifecycle.withLock { $0 = .stopped }
     }
 
     private func launch() throws(HTTPServerError) -> RunningDaemon {
         let listenSocket = try ListenSocket.open(host: configuration.host, port: configuration.port, backlog: 511)
+        do {
+            try dispatcher.hangUpWatcher.start()
+        } catch {
+            Glibc.close(listenSocket)
+            throw error
+        }
         func option(_ option: MHD_OPTION, _ value: Int) -> MHD_OptionItem {
             MHD_OptionItem(option: option, value: value, ptr_value: nil)
         }
+        // The connection limit is enforced by the accept policy (see RequestDispatcher.admitsConnection):
+        // a libmicrohttpd thread at its own limit stops accepting, which leaves new clients waiting in
+        // the backlog. Its limit is split between the threads, so each share must stay above ours.
+        let threads = max(1, configuration.threadPoolSize)
+        let libraryLimit = (max(1, configuration.connectionLimit) + threads) * threads
         var options = [
             option(.LISTEN_SOCKET, Int(listenSocket)),
-            option(.CONNECTION_LIMIT, max(1, configuration.connectionLimit)),
+            option(.CONNECTION_LIMIT, libraryLimit),
             option(.CONNECTION_TIMEOUT, max(0, configuration.connectionTimeoutSeconds)),
         ]
-        if configuration.threadPoolSize > 1 {
-            options.append(option(.THREAD_POOL_SIZE, configuration.threadPoolSize))
+        if threads > 1 {
+            options.append(option(.THREAD_POOL_SIZE, threads))
         }
         if let memoryLimit = configuration.connectionMemoryLimitBytes {
             options.append(option(.CONNECTION_MEMORY_LIMIT, memoryLimit))
@@ -165,10 +225,12 @@ public final class HTTPServer: Sendable {
         let context = Unmanaged.passRetained(dispatcher).toOpaque()
         let daemon = options.withUnsafeMutableBufferPointer { items in
             modalstack_mhd_start_daemon(
-                flags, MHDCallbacks.accessHandler, context, MHDCallbacks.requestCompleted, context, items.baseAddress)
+                flags, context, MHDCallbacks.acceptPolicy, MHDCallbacks.accessHandler, MHDCallbacks.requestCompleted,
+                MHDCallbacks.connectionNotified, items.baseAddress)
         }
         guard let daemon else {
             Unmanaged.passUnretained(dispatcher).release()
+            dispatcher.hangUpWatcher.stop()
             Glibc.close(listenSocket)
             throw HTTPServerError(
                 .daemonFailed,

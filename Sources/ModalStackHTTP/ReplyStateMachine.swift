@@ -11,27 +11,48 @@
 ///
 /// `closed` (the request is over; remembers whether it was answered) absorbs every later event, so a
 /// late `send` never touches a freed connection. A second `send` is ignored: the first one wins.
+/// The answer is a whole response or the head of a stream; a started stream is remembered until
+/// `close`, which hands it back so that it learns the connection is gone.
 struct ReplyStateMachine: Sendable {
+    /// What `send` delivers.
+    enum Answer: Sendable, Equatable {
+        case response(HTTPResponse)
+        /// The status and headers of a streamed response whose body `stream` provides.
+        case stream(head: HTTPResponse, HTTPStream)
+
+        static func == (lhs: Answer, rhs: Answer) -> Bool {
+            switch (lhs, rhs) {
+            case (.response(let left), .response(let right)): left == right
+            case (.stream(let leftHead, let left), .stream(let rightHead, let right)):
+                leftHead == rightHead && left === right
+            default: false
+            }
+        }
+    }
+
     enum State: Sendable, Equatable {
         case responding
-        case answeredWhileResponding(HTTPResponse)
+        case answeredWhileResponding(Answer)
         case suspending
-        case answeredWhileSuspending(HTTPResponse)
+        case answeredWhileSuspending(Answer)
         case suspended
-        case resuming(HTTPResponse)
+        case resuming(Answer)
         case delivered
         case closed(answered: Bool)
     }
 
     enum SendAction: Equatable {
+        /// Taken; the worker thread queues it when `respond` returns or the suspension completes.
         case none
-        /// The connection is suspended: call `MHD_resume_connection`.
-        case resume(HTTPResponse)
+        /// Taken, and the connection is suspended: call `MHD_resume_connection`.
+        case resume(Answer)
+        /// Not taken: the reply was already answered, or the request is over.
+        case ignored
     }
 
     enum ReturnAction: Equatable {
-        /// Queue this response now, in the same handler call.
-        case queue(HTTPResponse)
+        /// Queue this answer now, in the same handler call.
+        case queue(Answer)
         /// No answer yet: call `MHD_suspend_connection`, then ``suspendCompleted()``.
         case suspend
         /// Not a valid moment (a bug): close the connection.
@@ -45,6 +66,8 @@ struct ReplyStateMachine: Sendable {
     }
 
     private(set) var state: State
+    /// The stream started by the answer, until ``close()`` hands it back.
+    private(set) var stream: HTTPStream?
 
     init(state: State = .responding) {
         self.state = state
@@ -59,21 +82,24 @@ struct ReplyStateMachine: Sendable {
         }
     }
 
-    /// `HTTPReply.send` was called.
-    mutating func send(_ response: HTTPResponse) -> SendAction {
+    /// `HTTPReply.send` or `HTTPReply.startStream` was called.
+    mutating func send(_ answer: Answer) -> SendAction {
+        let action: SendAction
         switch state {
         case .responding:
-            state = .answeredWhileResponding(response)
-            return .none
+            state = .answeredWhileResponding(answer)
+            action = .none
         case .suspending:
-            state = .answeredWhileSuspending(response)
-            return .none
+            state = .answeredWhileSuspending(answer)
+            action = .none
         case .suspended:
-            state = .resuming(response)
-            return .resume(response)
+            state = .resuming(answer)
+            action = .resume(answer)
         case .answeredWhileResponding, .answeredWhileSuspending, .resuming, .delivered, .closed:
-            return .none
+            return .ignored
         }
+        if case .stream(_, let started) = answer { stream = started }
+        return action
     }
 
     /// The responder's `respond` returned.
@@ -82,9 +108,9 @@ struct ReplyStateMachine: Sendable {
         case .responding:
             state = .suspending
             return .suspend
-        case .answeredWhileResponding(let response):
+        case .answeredWhileResponding(let answer):
             state = .delivered
-            return .queue(response)
+            return .queue(answer)
         case .suspending, .answeredWhileSuspending, .suspended, .resuming, .delivered, .closed:
             return .fail
         }
@@ -96,24 +122,26 @@ struct ReplyStateMachine: Sendable {
         case .suspending:
             state = .suspended
             return .none
-        case .answeredWhileSuspending(let response):
-            state = .resuming(response)
+        case .answeredWhileSuspending(let answer):
+            state = .resuming(answer)
             return .resume
         case .responding, .answeredWhileResponding, .suspended, .resuming, .delivered, .closed:
             return .none
         }
     }
 
-    /// libmicrohttpd called the handler again after a resume: the response to queue, if any.
-    mutating func resumed() -> HTTPResponse? {
-        guard case .resuming(let response) = state else { return nil }
+    /// libmicrohttpd called the handler again after a resume: the answer to queue, if any.
+    mutating func resumed() -> Answer? {
+        guard case .resuming(let answer) = state else { return nil }
         state = .delivered
-        return response
+        return answer
     }
 
-    /// The request is over (libmicrohttpd's completion callback).
-    mutating func close() {
-        if case .closed = state { return }
+    /// The request is over (libmicrohttpd's completion callback). Returns the started stream, once.
+    mutating func close() -> HTTPStream? {
+        defer { stream = nil }
+        if case .closed = state { return stream }
         state = .closed(answered: isAnswered)
+        return stream
     }
 }

@@ -7,17 +7,34 @@ final class RequestContext {
         case tooLarge(discarded: Int)
     }
 
+    /// What was queued for libmicrohttpd to send, for ``HTTPServer/Configuration/onRequestCompleted``.
+    struct QueuedResponse {
+        enum Body {
+            case bytes(Int)
+            /// Counted when the request is over: what the stream's writes delivered.
+            case stream(HTTPStream)
+        }
+
+        let status: Int
+        let body: Body
+    }
+
     let connection: ConnectionHandle
     var request: HTTPRequest
     var body: Body = .accepting
+    /// The first handler call (the head was in).
+    let startedAt: ContinuousClock.Instant
     /// Set when the request was handed to the responder.
     var reply: HTTPReply?
     /// Whether the server lists this request among the suspended ones it must answer on stop.
     var isTracked = false
+    /// Set once libmicrohttpd accepted a response for the request.
+    var queued: QueuedResponse?
 
-    init(connection: ConnectionHandle, request: HTTPRequest) {
+    init(connection: ConnectionHandle, request: HTTPRequest, startedAt: ContinuousClock.Instant) {
         self.connection = connection
         self.request = request
+        self.startedAt = startedAt
     }
 
     /// Takes a chunk of body; returns `false` when the connection should be dropped.

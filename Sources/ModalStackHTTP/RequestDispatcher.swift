@@ -8,13 +8,24 @@ final class RequestDispatcher: Sendable {
     private struct Suspensions {
         var isStopping = false
         var replies: [ObjectIdentifier: HTTPReply] = [:]
+        /// Queued streams: their connections suspend while idle, so they too must be ended (and
+        /// resumed) before the daemon may stop.
+        var streams: [ObjectIdentifier: HTTPStream] = [:]
     }
 
     let configuration: HTTPServer.Configuration
+    /// Notices clients leaving idle streams; runs while the daemon runs.
+    let hangUpWatcher = HangUpWatcher()
     private let responder: any HTTPResponder
     private let rejections: @Sendable (HTTPRejection) -> HTTPResponse
-    /// Suspended requests, which must be answered (and so resumed) before the daemon may stop.
+    /// Suspended requests and open streams, which must be ended (and so resumed) before the daemon
+    /// may stop.
     private let suspensions = Mutex(Suspensions())
+    /// Connections libmicrohttpd has set up and not yet closed, for the connection limit.
+    private let openConnections = Atomic<Int>(0)
+    /// libmicrohttpd allocates this much per streamed response; chunked bodies are read straight into
+    /// the connection's buffer, so it only sizes the reads of HTTP/1.0 (close-delimited) streams.
+    private static let streamBlockSize = 4096
 
     init(
         configuration: HTTPServer.Configuration,
@@ -28,31 +39,36 @@ final class RequestDispatcher: Sendable {
 
     // MARK: Handler calls
 
-    /// First call for a request: the head is in. Rejects an announced oversize body before it is read.
+    /// First call for a request: the head is in. Gives the request its id, and rejects at once a
+    /// request target, headers or announced body over their limits, before any body is read.
     func begin(
         connection: OpaquePointer,
         url: UnsafePointer<CChar>,
         method: UnsafePointer<CChar>,
         contextSlot: UnsafeMutablePointer<UnsafeMutableRawPointer?>
     ) -> MHD_Result {
+        let startedAt = ContinuousClock.now
         let headers = HTTPHeaders(Self.values(of: connection, kind: .HEADER_KIND))
-        if let length = headers["Content-Length"], let announced = Int(length), announced > configuration.maxBodyBytes {
-            // Queued on the first call, libmicrohttpd answers without reading the body and closes.
-            return queue(rejections(.bodyTooLarge(limit: configuration.maxBodyBytes)), on: connection)
-        }
+        let path = String(cString: url)
         // Query arguments arrive raw (see modalstack_mhd_keep_escaped) except '+', already a space.
-        let query = Self.values(of: connection, kind: .GET_ARGUMENT_KIND).map {
-            (name: PercentEncoding.decodeLeniently($0.name[...]), value: PercentEncoding.decodeLeniently($0.value[...]))
-        }
+        let rawQuery = Self.values(of: connection, kind: .GET_ARGUMENT_KIND)
         let request = HTTPRequest(
             method: String(cString: method),
-            path: String(cString: url),
-            query: query,
+            path: path,
+            query: rawQuery.map {
+                (name: PercentEncoding.decodeLeniently($0.name[...]), value: PercentEncoding.decodeLeniently($0.value[...]))
+            },
             headers: headers,
-            remoteAddress: modalstack_mhd_client_address(connection).flatMap(ListenSocket.text(of:))
+            remoteAddress: modalstack_mhd_client_address(connection).flatMap(ListenSocket.text(of:)),
+            requestID: configuration.requestIDHeader.map { RequestID.resolve(incoming: headers[$0]) }
         )
-        let context = RequestContext(connection: ConnectionHandle(pointer: connection), request: request)
+        let handle = ConnectionHandle(pointer: connection, socket: modalstack_mhd_connection_socket(connection))
+        let context = RequestContext(connection: handle, request: request, startedAt: startedAt)
         contextSlot.pointee = Unmanaged.passRetained(context).toOpaque()
+        if let rejection = limitExceeded(path: path, rawQuery: rawQuery, headers: headers) {
+            // Queued on the first call, libmicrohttpd answers without reading any body and closes.
+            return queue(rejections(rejection), for: context)
+        }
         return .YES
     }
 
@@ -70,13 +86,12 @@ final class RequestDispatcher: Sendable {
                 chunk, limit: configuration.maxBodyBytes, discardLimit: configuration.maxDiscardedBodyBytes)
             return keep ? MHD_Result.YES : MHD_Result.NO
         }
-        let connection = context.connection.pointer
         if let reply = context.reply {
-            guard let response = reply.resumed() else { return .NO }
-            return queue(response, on: connection)
+            guard let answer = reply.resumed() else { return .NO }
+            return queue(answer, for: context)
         }
         if case .tooLarge = context.body {
-            return queue(rejections(.bodyTooLarge(limit: configuration.maxBodyBytes)), on: connection)
+            return queue(rejections(.bodyTooLarge(limit: configuration.maxBodyBytes)), for: context)
         }
         return dispatch(context)
     }
@@ -84,7 +99,9 @@ final class RequestDispatcher: Sendable {
     /// The request is complete: hand it to the responder, then queue the answer or suspend.
     private func dispatch(_ context: RequestContext) -> MHD_Result {
         let connection = context.connection.pointer
-        let reply = HTTPReply(connection: context.connection)
+        let reply = HTTPReply(
+            connection: context.connection,
+            streams: StreamSettings(bufferLimit: configuration.maxStreamBufferBytes, watcher: hangUpWatcher))
         context.reply = reply
         let request = context.request
         // The responder may keep the request while suspended; the context need not keep a second body.
@@ -92,8 +109,8 @@ final class RequestDispatcher: Sendable {
         responder.respond(to: request, reply: reply)
 
         switch reply.respondReturned() {
-        case .queue(let response):
-            return queue(response, on: connection)
+        case .queue(let answer):
+            return queue(answer, for: context)
         case .fail:
             return .NO
         case .suspend:
@@ -110,34 +127,91 @@ final class RequestDispatcher: Sendable {
         }
     }
 
-    /// The completion callback: the request is over, whatever the reason.
-    func complete(contextSlot: UnsafeMutablePointer<UnsafeMutableRawPointer?>) {
+    /// The completion callback: the request is over, whatever the reason; `endedNormally` when its
+    /// response went out completely.
+    func complete(contextSlot: UnsafeMutablePointer<UnsafeMutableRawPointer?>, endedNormally: Bool) {
         guard let raw = contextSlot.pointee else { return }
         contextSlot.pointee = nil
         let context = Unmanaged<RequestContext>.fromOpaque(raw).takeRetainedValue()
-        guard let reply = context.reply else { return }
-        reply.close()
-        if context.isTracked {
-            suspensions.withLock { _ = $0.replies.removeValue(forKey: ObjectIdentifier(reply)) }
+        if let reply = context.reply {
+            let stream = reply.close()
+            stream?.connectionFinished()
+            if context.isTracked || stream != nil {
+                suspensions.withLock { suspensions in
+                    suspensions.replies.removeValue(forKey: ObjectIdentifier(reply))
+                    if let stream { suspensions.streams.removeValue(forKey: ObjectIdentifier(stream)) }
+                }
+            }
         }
+        report(context, endedNormally: endedNormally)
+    }
+
+    /// Hands the completed request to ``HTTPServer/Configuration/onRequestCompleted``, if it got a response.
+    private func report(_ context: RequestContext, endedNormally: Bool) {
+        guard let onRequestCompleted = configuration.onRequestCompleted, let queued = context.queued else { return }
+        let request = context.request
+        let bodyBytes =
+            switch queued.body {
+            case .bytes(let count): Self.carriesBody(method: request.method, status: queued.status) ? count : 0
+            case .stream(let stream): stream.deliveredCount
+            }
+        let elapsed = (ContinuousClock.now - context.startedAt).components
+        onRequestCompleted(
+            CompletedRequest(
+                method: request.method,
+                path: request.path,
+                routeTemplate: context.reply?.routeTemplate,
+                status: queued.status,
+                responseBodyBytes: bodyBytes,
+                requestID: request.requestID,
+                remoteAddress: request.remoteAddress,
+                duration: Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18,
+                endedNormally: endedNormally))
+    }
+
+    /// Whether a response with `status` to `method` has a body on the wire (libmicrohttpd drops it
+    /// for `HEAD`, `1xx`, 204 and 304).
+    static func carriesBody(method: String, status: Int) -> Bool {
+        method != "HEAD" && status >= 200 && status != 204 && status != 304
+    }
+
+    // MARK: Connections
+
+    /// The accept policy: whether a new connection stays under ``HTTPServer/Configuration/connectionLimit``.
+    /// A refused socket is closed at once, so the client learns it without waiting.
+    func admitsConnection() -> Bool {
+        openConnections.load(ordering: .relaxed) < max(1, configuration.connectionLimit)
+    }
+
+    func connectionOpened() {
+        openConnections.wrappingAdd(1, ordering: .relaxed)
+    }
+
+    func connectionClosed() {
+        openConnections.wrappingSubtract(1, ordering: .relaxed)
     }
 
     // MARK: Stopping
 
-    /// Answers every suspended request with the stopping response and waits (up to `gracePeriod`) until
-    /// they are complete; requests suspending from now on get the same answer at once.
-    func answerSuspendedRequestsForStop(gracePeriod: Duration) {
-        let pending = suspensions.withLock { suspensions in
+    /// Answers every suspended request with the stopping response, closes every open stream (its
+    /// buffered bytes and the end of its body go out), and waits (up to `gracePeriod`) until they are
+    /// complete; requests suspending or streams starting from now on get the same treatment at once.
+    /// Afterwards no connection is suspended or suspends again.
+    func endSuspensionsForStop(gracePeriod: Duration) {
+        let (replies, streams) = suspensions.withLock { suspensions in
             suspensions.isStopping = true
-            return Array(suspensions.replies.values)
+            return (Array(suspensions.replies.values), Array(suspensions.streams.values))
         }
         let response = stoppingResponse()
-        for reply in pending {
+        for reply in replies {
             reply.send(response)
+        }
+        for stream in streams {
+            stream.close()
         }
         let clock = ContinuousClock()
         let deadline = clock.now.advanced(by: gracePeriod)
-        while suspensions.withLock({ !$0.replies.isEmpty }) && clock.now < deadline {
+        while suspensions.withLock({ !$0.replies.isEmpty || !$0.streams.isEmpty }) && clock.now < deadline {
             usleep(2_000)
         }
     }
@@ -156,23 +230,127 @@ final class RequestDispatcher: Sendable {
         return response
     }
 
-    // MARK: libmicrohttpd values
+    /// A stream is about to be queued: list it, or close it at once when the server is stopping.
+    private func track(_ stream: HTTPStream) {
+        let tracked = suspensions.withLock { suspensions in
+            guard !suspensions.isStopping else { return false }
+            suspensions.streams[ObjectIdentifier(stream)] = stream
+            return true
+        }
+        if !tracked { stream.close() }
+    }
+
+    // MARK: Queueing responses
+
+    private func queue(_ answer: ReplyStateMachine.Answer, for context: RequestContext) -> MHD_Result {
+        switch answer {
+        case .response(let response):
+            return queue(response, for: context)
+        case .stream(let head, let stream):
+            guard context.request.method != "HEAD" && head.status != 304 && head.status != 204 else {
+                // No body may follow (HEAD, 204, 304). libmicrohttpd 0.9.75 would still send a chunked
+                // body's last chunk ("0\r\n\r\n") after a HEAD or 304 head, which a client takes for the
+                // start of the next response: send a bodiless response instead; the stream ends at once.
+                stream.close()
+                return queue(head, for: context)
+            }
+            return queue(head, streaming: stream, for: context)
+        }
+    }
 
     /// Queues `response`; libmicrohttpd copies the body and adds Content-Length and Date.
-    private func queue(_ response: HTTPResponse, on connection: OpaquePointer) -> MHD_Result {
+    private func queue(_ response: HTTPResponse, for context: RequestContext) -> MHD_Result {
         let created = response.body.withUnsafeBytes { bytes in
             MHD_create_response_from_buffer(
                 bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress), .RESPMEM_MUST_COPY)
         }
         guard let created else { return .NO }
+        return queue(created, head: response, body: .bytes(response.body.count), for: context)
+    }
+
+    /// Queues a response of unknown size whose body libmicrohttpd pulls from `stream` (chunked on
+    /// HTTP/1.1). The response keeps the stream alive until libmicrohttpd frees it.
+    private func queue(
+        _ head: HTTPResponse,
+        streaming stream: HTTPStream,
+        for context: RequestContext
+    ) -> MHD_Result {
+        track(stream)
+        let retained = Unmanaged.passRetained(stream).toOpaque()
+        guard
+            let created = MHD_create_response_from_callback(
+                MHDCallbacks.unknownSize, Self.streamBlockSize, MHDCallbacks.streamReader, retained,
+                MHDCallbacks.streamReleased)
+        else {
+            Unmanaged<HTTPStream>.fromOpaque(retained).release()
+            return .NO
+        }
+        return queue(created, head: head, body: .stream(stream), for: context)
+    }
+
+    /// Adds the head's headers and the request id to `created`, queues it, notes it for the
+    /// completion hook and drops the caller's reference to it. Every response the server sends —
+    /// answers, stream heads, rejections — passes here.
+    private func queue(
+        _ created: OpaquePointer,
+        head: HTTPResponse,
+        body: RequestContext.QueuedResponse.Body,
+        for context: RequestContext
+    ) -> MHD_Result {
         defer { MHD_destroy_response(created) }
-        for (name, value) in response.headers where Self.isValidHeader(name: name, value: value) {
+        let requestID = configuration.requestIDHeader.flatMap { name in context.request.requestID.map { (name, $0) } }
+        for (name, value) in head.headers where Self.isValidHeader(name: name, value: value) {
+            // The server's request id replaces one the application set.
+            if let (idName, _) = requestID, HTTPHeaders.namesMatch(name, idName) { continue }
             // Refused for headers libmicrohttpd manages itself (Content-Length): it sets those.
             _ = MHD_add_response_header(created, name, value)
         }
-        let status = (200...599).contains(response.status) ? UInt32(response.status) : 500
-        return MHD_queue_response(connection, status, created)
+        if let (name, value) = requestID, Self.isValidHeader(name: name, value: value) {
+            _ = MHD_add_response_header(created, name, value)
+        }
+        let status = (200...599).contains(head.status) ? UInt32(head.status) : 500
+        let result = MHD_queue_response(context.connection.pointer, status, created)
+        if result == .YES {
+            context.queued = RequestContext.QueuedResponse(status: Int(status), body: body)
+        }
+        return result
     }
+
+    // MARK: Limits
+
+    /// The first limit the request head passes, if any: request target, headers, announced body.
+    private func limitExceeded(
+        path: String,
+        rawQuery: [(name: String, value: String)],
+        headers: HTTPHeaders
+    ) -> HTTPRejection? {
+        if Self.targetLength(path: path, rawQuery: rawQuery) > configuration.maxURLBytes {
+            return .uriTooLong(limit: configuration.maxURLBytes)
+        }
+        if Self.headerBytes(headers) > configuration.maxHeaderBytes {
+            return .headersTooLarge(limit: configuration.maxHeaderBytes)
+        }
+        if let length = headers["Content-Length"], let announced = Int(length), announced > configuration.maxBodyBytes {
+            return .bodyTooLarge(limit: configuration.maxBodyBytes)
+        }
+        return nil
+    }
+
+    /// The length of the request target as sent, rebuilt from the path and the raw query arguments
+    /// (libmicrohttpd hands them over separately): `?`/`&` and `=` count one byte each. An empty
+    /// argument (`a&&b`) or an empty value (`a=`) may make it a byte or two short.
+    static func targetLength(path: String, rawQuery: [(name: String, value: String)]) -> Int {
+        rawQuery.reduce(path.utf8.count) { length, argument in
+            length + 1 + argument.name.utf8.count + (argument.value.isEmpty ? 0 : 1 + argument.value.utf8.count)
+        }
+    }
+
+    /// The header section's size as sent: each field's name and value plus `": "` and CR LF.
+    static func headerBytes(_ headers: HTTPHeaders) -> Int {
+        headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 4 }
+    }
+
+    // MARK: libmicrohttpd values
 
     /// Rejects names and values that would break the response framing (header injection).
     private static func isValidHeader(name: String, value: String) -> Bool {

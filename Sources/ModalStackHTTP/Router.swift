@@ -5,7 +5,8 @@
 /// non-empty segment, which is percent-decoded into ``HTTPRequest/pathParameters`` (a malformed escape
 /// or invalid UTF-8 does not match). Literal segments compare with the raw path, and literal segments
 /// win over `{name}` segments. A trailing slash is a different path. `HEAD` uses the `GET` handler
-/// unless one is registered for `HEAD` (libmicrohttpd drops the body).
+/// unless one is registered for `HEAD` (libmicrohttpd drops the body). The matched pattern is set on
+/// the request (``HTTPRequest/routeTemplate``) and reported to ``HTTPServer/Configuration/onRequestCompleted``.
 public struct Router: HTTPResponder {
     /// Answers synchronously.
     public typealias Handler = @Sendable (HTTPRequest) -> HTTPResponse
@@ -83,6 +84,7 @@ public struct Router: HTTPResponder {
             var request = request
             request.pathParameters = parameters
             request.routeTemplate = template
+            reply.routeTemplate = template
             switch endpoint {
             case .immediate(let handler): reply.send(handler(request))
             case .deferred(let handler): handler(request, reply)

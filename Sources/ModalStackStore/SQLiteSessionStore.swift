@@ -14,14 +14,31 @@ public final class SQLiteSessionStore: SessionStore {
         case full
     }
 
+    /// How many dismissed presentations each session keeps readable; older ones are pruned.
+    public static let dismissedKeptPerSession = 64
+
+    /// How long stored idempotent responses are kept by default: 24 hours.
+    public static let defaultIdempotencyLifetimeMilliseconds: Int64 = 24 * 3600 * 1000
+    /// How many changes each session's event log keeps by default; older ones are pruned.
+    public static let defaultEventLogSize = 1000
+
     public let path: String
-    private let writer: Mutex<SQLiteConnection>
-    private let reader: Mutex<SQLiteConnection>
+    private let eventLogSize: Int
+    private let idempotencyLifetimeMilliseconds: Int64
+    /// Nil once the store is closed.
+    private let writer: Mutex<SQLiteConnection?>
+    private let reader: Mutex<SQLiteConnection?>
 
     /// Opens the database at `path`, creating and migrating it when new. Refuses a file that is
     /// not a ModalStack database or is newer than this build, and never writes to such a file.
-    public init(path: String, durability: Durability = .normal, busyTimeoutMilliseconds: Int32 = 5000) throws(StoreError) {
+    public init(
+        path: String, durability: Durability = .normal, eventLogSize: Int = SQLiteSessionStore.defaultEventLogSize,
+        idempotencyLifetimeMilliseconds: Int64 = SQLiteSessionStore.defaultIdempotencyLifetimeMilliseconds,
+        maxSizeBytes: Int64? = nil, busyTimeoutMilliseconds: Int32 = 5000
+    ) throws(StoreError) {
         self.path = path
+        self.eventLogSize = eventLogSize
+        self.idempotencyLifetimeMilliseconds = idempotencyLifetimeMilliseconds
         let writer: SQLiteConnection
         let reader: SQLiteConnection
         do {
@@ -29,6 +46,11 @@ public final class SQLiteSessionStore: SessionStore {
             sqlite3_busy_timeout(writer.handle, busyTimeoutMilliseconds)
             try Self.migrate(writer)
             try writer.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=\(durability.rawValue.uppercased())")
+            if let maxSizeBytes {
+                // A quota: past it, writes fail with SQLITE_FULL (507) and reads go on.
+                let pageSize = try writer.integer("PRAGMA page_size") ?? 4096
+                _ = try writer.integer("PRAGMA max_page_count = \(max(maxSizeBytes / pageSize, 1))")
+            }
             reader = try SQLiteConnection(path: path)
             sqlite3_busy_timeout(reader.handle, busyTimeoutMilliseconds)
         } catch {
@@ -39,89 +61,243 @@ public final class SQLiteSessionStore: SessionStore {
     }
 
     public func session(id: String) throws(StoreError) -> Session? {
-        let row: (Int64, Int64, Int64, String)?
-        do {
-            row = try reader.withLock { connection throws(SQLiteError) in
-                let statement = try connection.statement(
-                    "SELECT version, created_at, updated_at, stack FROM sessions WHERE id = ?")
-                try statement.bind([.text(id)])
-                defer { statement.reset() }
-                guard try statement.step() else { return nil }
-                return (
-                    statement.integer(at: 0), statement.integer(at: 1), statement.integer(at: 2),
-                    statement.text(at: 3)
-                )
-            }
-        } catch {
-            throw Self.storeError(error, path: path)
+        let row: (version: Int64, createdAt: Int64, updatedAt: Int64, stack: String, queue: String, ttl: Int64)?
+        row = try read { connection throws(SQLiteError) in
+            let statement = try connection.statement(
+                "SELECT version, created_at, updated_at, stack, queue, ttl FROM sessions WHERE id = ?")
+            try statement.bind([.text(id)])
+            defer { statement.reset() }
+            guard try statement.step() else { return nil }
+            return (
+                statement.integer(at: 0), statement.integer(at: 1), statement.integer(at: 2),
+                statement.text(at: 3), statement.text(at: 4), statement.integer(at: 5)
+            )
         }
-        guard let (version, createdAt, updatedAt, stack) = row else { return nil }
+        guard let row else { return nil }
         return Session(
-            id: id, version: version,
-            createdAt: Timestamp(millisecondsSinceEpoch: createdAt),
-            updatedAt: Timestamp(millisecondsSinceEpoch: updatedAt),
-            stack: try StoredSession.decodeStack(stack))
+            id: id, version: row.version,
+            createdAt: Timestamp(millisecondsSinceEpoch: row.createdAt),
+            updatedAt: Timestamp(millisecondsSinceEpoch: row.updatedAt),
+            stack: try StoredSession.decodeList(row.stack),
+            queue: try StoredSession.decodeList(row.queue), ttlSeconds: row.ttl)
+    }
+
+    public func sessionCount() throws(StoreError) -> Int {
+        try read { connection throws(SQLiteError) in Int(try connection.integer("SELECT count(*) FROM sessions") ?? 0) }
+    }
+
+    public func expiredSessionIDs(at now: Timestamp, limit: Int) throws(StoreError) -> [String] {
+        return try read { connection throws(SQLiteError) in
+            let statement = try connection.statement("SELECT id FROM sessions WHERE expires_at <= ? LIMIT ?")
+            try statement.bind([.integer(now.millisecondsSinceEpoch), .integer(Int64(limit))])
+            defer { statement.reset() }
+            var ids: [String] = []
+            while try statement.step() { ids.append(statement.text(at: 0)) }
+            return ids
+        }
+    }
+
+    public func dismissedPresentation(id: String, sessionID: String) throws(StoreError) -> Presentation? {
+        let document: String?
+        document = try read { connection throws(SQLiteError) in
+            let statement = try connection.statement(
+                "SELECT document FROM dismissed_presentations WHERE session_id = ? AND id = ?")
+            try statement.bind([.text(sessionID), .text(id)])
+            defer { statement.reset() }
+            return try statement.step() ? statement.text(at: 0) : nil
+        }
+        return try document.map { document throws(StoreError) in try StoredSession.decodeOne(document) }
+    }
+
+    public func changes(sessionID: String, after version: Int64, eventLimit: Int) throws(StoreError) -> [SessionChange] {
+        let records: [String]
+        records = try read { connection throws(SQLiteError) in
+            let statement = try connection.statement(
+                "SELECT record FROM changes WHERE session_id = ? AND version > ? ORDER BY version LIMIT ?")
+            // A change holds at least one event, so `eventLimit` rows are always enough.
+            try statement.bind([.text(sessionID), .integer(version), .integer(Int64(max(eventLimit, 1)))])
+            defer { statement.reset() }
+            var records: [String] = []
+            while try statement.step() { records.append(statement.text(at: 0)) }
+            return records
+        }
+        var changes: [SessionChange] = []
+        var eventCount = 0
+        for record in records where eventCount < eventLimit {
+            let change = try StoredSession.decodeChange(record, sessionID: sessionID)
+            changes.append(change)
+            eventCount += change.events.count
+        }
+        return changes
+    }
+
+    public func change(sessionID: String, version: Int64) throws(StoreError) -> SessionChange? {
+        let record: String?
+        record = try read { connection throws(SQLiteError) in
+            let statement = try connection.statement("SELECT record FROM changes WHERE session_id = ? AND version = ?")
+            try statement.bind([.text(sessionID), .integer(version)])
+            defer { statement.reset() }
+            return try statement.step() ? statement.text(at: 0) : nil
+        }
+        return try record.map { record throws(StoreError) in try StoredSession.decodeChange(record, sessionID: sessionID) }
+    }
+
+    public func idempotentResponse(scope: String, key: String) throws(StoreError) -> StoredResponse? {
+        let oldestKept = Clock.milliseconds() - idempotencyLifetimeMilliseconds
+        let row: (fingerprint: [UInt8], status: Int64, headers: String, body: [UInt8], createdAt: Int64)?
+        row = try read { connection throws(SQLiteError) in
+            let statement = try connection.statement(
+                """
+                SELECT fingerprint, status, headers, body, created_at FROM idempotent_responses
+                WHERE scope = ? AND key = ? AND created_at >= ?
+                """)
+            try statement.bind([.text(scope), .text(key), .integer(oldestKept)])
+            defer { statement.reset() }
+            guard try statement.step() else { return nil }
+            return (
+                statement.bytes(at: 0), statement.integer(at: 1), statement.text(at: 2), statement.bytes(at: 3),
+                statement.integer(at: 4)
+            )
+        }
+        guard let row else { return nil }
+        return StoredResponse(
+            scope: scope, key: key, fingerprint: row.fingerprint, status: Int(row.status),
+            headers: try StoredSession.decodeHeaders(row.headers), body: row.body,
+            createdAt: Timestamp(millisecondsSinceEpoch: row.createdAt))
     }
 
     public func commit(_ writes: [SessionWrite]) throws(StoreError) {
         guard !writes.isEmpty else { return }
-        do {
-            try writer.withLock { connection throws(SQLiteError) in
-                try connection.writeTransaction { () throws(SQLiteError) in
-                    for write in writes {
-                        try Self.apply(write, on: connection)
-                    }
+        try write { connection throws(SQLiteError) in
+            try connection.writeTransaction { () throws(SQLiteError) in
+                for write in writes {
+                    try apply(write, on: connection)
                 }
+                try connection.statement("DELETE FROM idempotent_responses WHERE created_at < ?")
+                    .run([.integer(Clock.milliseconds() - idempotencyLifetimeMilliseconds)])
             }
-        } catch {
-            throw Self.storeError(error, path: path)
         }
     }
 
     public func checkHealth() throws(StoreError) {
-        do {
-            try writer.withLock { connection throws(SQLiteError) in
-                // Taking the write lock proves the file is writable and not held by another process.
-                try connection.writeTransaction { () throws(SQLiteError) in
-                    _ = try connection.integer("SELECT count(*) FROM sqlite_schema")
-                }
+        try write { connection throws(SQLiteError) in
+            // Taking the write lock proves the file is writable and not held by another process.
+            try connection.writeTransaction { () throws(SQLiteError) in
+                _ = try connection.integer("SELECT count(*) FROM sqlite_schema")
             }
-        } catch {
-            throw Self.storeError(error, path: path)
         }
     }
 
     /// Runs `PRAGMA integrity_check` and returns its report (`["ok"]` when the file is sound).
     public func integrityCheck() throws(StoreError) -> [String] {
-        do {
-            return try reader.withLock { connection throws(SQLiteError) in
-                let statement = try connection.statement("PRAGMA integrity_check")
-                try statement.bind([])
-                defer { statement.reset() }
-                var lines: [String] = []
-                while try statement.step() { lines.append(statement.text(at: 0)) }
-                return lines
-            }
-        } catch {
-            throw Self.storeError(error, path: path)
+        return try read { connection throws(SQLiteError) in
+            let statement = try connection.statement("PRAGMA integrity_check")
+            try statement.bind([])
+            defer { statement.reset() }
+            var lines: [String] = []
+            while try statement.step() { lines.append(statement.text(at: 0)) }
+            return lines
         }
     }
 
-    private static func apply(_ write: SessionWrite, on connection: SQLiteConnection) throws(SQLiteError) {
+    private func apply(_ write: SessionWrite, on connection: SQLiteConnection) throws(SQLiteError) {
         switch write {
-        case .save(let session):
+        case .save(let update):
+            let session = update.session
             try connection.statement(
                 """
-                INSERT INTO sessions (id, version, created_at, updated_at, stack) VALUES (?, ?, ?, ?, ?)
+                INSERT INTO sessions (id, version, created_at, updated_at, stack, queue, ttl, expires_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT (id) DO UPDATE SET version = excluded.version, updated_at = excluded.updated_at,
-                    stack = excluded.stack
+                    stack = excluded.stack, queue = excluded.queue, ttl = excluded.ttl, expires_at = excluded.expires_at
                 """
             ).run([
                 .text(session.id), .integer(session.version), .integer(session.createdAt.millisecondsSinceEpoch),
-                .integer(session.updatedAt.millisecondsSinceEpoch), .text(StoredSession.encodeStack(session.stack)),
+                .integer(session.updatedAt.millisecondsSinceEpoch), .text(StoredSession.encode(session.stack)),
+                .text(StoredSession.encode(session.queue)), .integer(session.ttlSeconds),
+                .integer(session.expiresAt.millisecondsSinceEpoch),
             ])
+            try saveRetired(update.retired, of: session, on: connection)
+            try connection.statement("INSERT OR REPLACE INTO changes (session_id, version, record) VALUES (?, ?, ?)")
+                .run([.text(session.id), .integer(update.change.version), .text(update.change.json.jsonText)])
+            try connection.statement("DELETE FROM changes WHERE session_id = ? AND version <= ?")
+                .run([.text(session.id), .integer(update.change.version - Int64(eventLogSize))])
+            if let response = update.response {
+                try connection.statement(
+                    """
+                    INSERT OR REPLACE INTO idempotent_responses (scope, key, fingerprint, status, headers, body, created_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?)
+                    """
+                ).run([
+                    .text(response.scope), .text(response.key), .blob(response.fingerprint), .integer(Int64(response.status)),
+                    .text(StoredSession.encodeHeaders(response.headers)), .blob(response.body),
+                    .integer(response.createdAt.millisecondsSinceEpoch),
+                ])
+            }
         case .delete(let sessionID):
-            try connection.statement("DELETE FROM sessions WHERE id = ?").run([.text(sessionID)])
+            for statement in [
+                "DELETE FROM sessions WHERE id = ?", "DELETE FROM dismissed_presentations WHERE session_id = ?",
+                "DELETE FROM changes WHERE session_id = ?", "DELETE FROM idempotent_responses WHERE scope = ?",
+            ] {
+                try connection.statement(statement).run([.text(sessionID)])
+            }
+        }
+    }
+
+    /// Keeps what left the session readable: the newest `dismissedKeptPerSession` per session.
+    private func saveRetired(_ retired: [Presentation], of session: Session, on connection: SQLiteConnection) throws(SQLiteError) {
+        guard !retired.isEmpty else { return }
+        let insert = try connection.statement(
+            "INSERT OR REPLACE INTO dismissed_presentations (session_id, id, sequence, document) VALUES (?, ?, ?, ?)")
+        for (offset, presentation) in retired.enumerated() {
+            // Ordered by the version that retired them, then by their order in that change.
+            let sequence = session.version << 16 + Int64(offset)
+            try insert.run([.text(session.id), .text(presentation.id), .integer(sequence), .text(presentation.json.jsonText)])
+        }
+        try connection.statement(
+            """
+            DELETE FROM dismissed_presentations WHERE session_id = ?1 AND sequence <
+                (SELECT sequence FROM dismissed_presentations WHERE session_id = ?1
+                 ORDER BY sequence DESC LIMIT 1 OFFSET ?2)
+            """
+        ).run([.text(session.id), .integer(Int64(Self.dismissedKeptPerSession - 1))])
+    }
+
+    /// Checkpoints the WAL into the database file and closes both connections; the store then
+    /// answers every call as unavailable. Called once, on shutdown.
+    public func close() {
+        writer.withLock { connection in
+            _ = try? connection?.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            connection = nil
+        }
+        reader.withLock { $0 = nil }
+    }
+
+    /// Runs `body` on the reader connection, turning SQLite errors into store errors.
+    private func read<Result>(_ body: @Sendable (SQLiteConnection) throws(SQLiteError) -> Result) throws(StoreError) -> Result {
+        try use(reader, body)
+    }
+
+    /// Runs `body` on the writer connection, turning SQLite errors into store errors.
+    private func write<Result>(_ body: @Sendable (SQLiteConnection) throws(SQLiteError) -> Result) throws(StoreError) -> Result {
+        try use(writer, body)
+    }
+
+    private func use<Result>(
+        _ connection: borrowing Mutex<SQLiteConnection?>, _ body: @Sendable (SQLiteConnection) throws(SQLiteError) -> Result
+    ) throws(StoreError) -> Result {
+        let outcome = connection.withLock { connection -> Swift.Result<Result, SQLiteError>? in
+            guard let connection else { return nil }
+            do throws(SQLiteError) {
+                return .success(try body(connection))
+            } catch {
+                return .failure(error)
+            }
+        }
+        switch outcome {
+        case nil: throw StoreError(.unavailable, "the database \(path) is closed")
+        case .success(let result)?: return result
+        case .failure(let error)?: throw Self.storeError(error, path: path)
         }
     }
 

@@ -1,47 +1,60 @@
 import ModalStackCore
 
-/// How a session's stack is written into its row: a compact JSON array of presentations, with
-/// times as epoch milliseconds. This format is the store's own, not the API's.
+/// How sessions and presentations are written into rows: the core's JSON forms, compact.
 enum StoredSession {
-    static func encodeStack(_ stack: [Presentation]) -> String {
-        JSONValue.array(stack.map(encode)).jsonText
+    static func encode(_ presentations: [Presentation]) -> String {
+        JSONValue.array(presentations.map(\.json)).jsonText
     }
 
-    static func decodeStack(_ text: String) throws(StoreError) -> [Presentation] {
-        let json: JSONValue
-        do {
-            json = try JSONParser.parse(Array(text.utf8))
-        } catch {
-            throw StoreError(.corrupt, "a stored stack is not valid JSON: \(error)")
-        }
-        guard let elements = json.arrayValue else { throw StoreError(.corrupt, "a stored stack is not an array") }
-        var stack: [Presentation] = []
-        stack.reserveCapacity(elements.count)
+    static func decodeList(_ text: String) throws(StoreError) -> [Presentation] {
+        guard let elements = try parse(text).arrayValue else { throw StoreError(.corrupt, "a stored list of presentations is not an array") }
+        var presentations: [Presentation] = []
+        presentations.reserveCapacity(elements.count)
         for element in elements {
-            guard let object = element.objectValue,
-                let id = object["id"]?.stringValue,
-                let destination = object["destination"]?.stringValue,
-                let style = object["style"]?.stringValue.flatMap(ModalStyle.init(rawValue:)),
-                let key = object["key"]?.stringValue,
-                let payload = object["payload"]?.objectValue,
-                let presentedAt = object["presentedAt"]?.intValue
-            else { throw StoreError(.corrupt, "a stored presentation is missing fields") }
-            stack.append(
-                Presentation(
-                    id: id, destination: destination, style: style, key: key, payload: payload,
-                    presentedAt: Timestamp(millisecondsSinceEpoch: Int64(presentedAt))))
+            presentations.append(try decode(element))
         }
-        return stack
+        return presentations
     }
 
-    private static func encode(_ presentation: Presentation) -> JSONValue {
-        [
-            "id": .string(presentation.id),
-            "destination": .string(presentation.destination),
-            "style": .string(presentation.style.rawValue),
-            "key": .string(presentation.key),
-            "payload": .object(presentation.payload),
-            "presentedAt": JSONValue(presentation.presentedAt.millisecondsSinceEpoch),
-        ]
+    static func decodeOne(_ text: String) throws(StoreError) -> Presentation {
+        try decode(try parse(text))
+    }
+
+    static func decodeChange(_ text: String, sessionID: String) throws(StoreError) -> SessionChange {
+        let json = try parse(text)
+        do {
+            return try SessionChange(sessionID: sessionID, json: json)
+        } catch {
+            throw StoreError(.corrupt, "a stored change of session \(sessionID) is invalid: \(error.detail)")
+        }
+    }
+
+    static func encodeHeaders(_ headers: [String: String]) -> String {
+        JSONValue.object(JSONObject(headers.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value)) })).jsonText
+    }
+
+    static func decodeHeaders(_ text: String) throws(StoreError) -> [String: String] {
+        guard let object = try parse(text).objectValue else { throw StoreError(.corrupt, "stored headers are not an object") }
+        var headers: [String: String] = [:]
+        for member in object.members {
+            headers[member.key] = member.value.stringValue
+        }
+        return headers
+    }
+
+    private static func decode(_ json: JSONValue) throws(StoreError) -> Presentation {
+        do {
+            return try Presentation(json: json)
+        } catch {
+            throw StoreError(.corrupt, "a stored presentation is invalid: \(error.detail)")
+        }
+    }
+
+    private static func parse(_ text: String) throws(StoreError) -> JSONValue {
+        do {
+            return try JSONParser.parse(text)
+        } catch {
+            throw StoreError(.corrupt, "a stored document is not valid JSON: \(error)")
+        }
     }
 }

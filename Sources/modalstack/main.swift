@@ -42,6 +42,7 @@ Environment.log("modalstack: listening on \(configuration.host):\(server.boundPo
 var received: Int32 = 0
 sigwait(&stopSignals, &received)
 Environment.log("modalstack: signal \(received), stopping")
+Shutdown.guardStop(signals: stopSignals, timeoutSeconds: configuration.shutdownTimeoutSeconds)
 server.stop()
 Environment.log("modalstack: stopped")
 exit(0)

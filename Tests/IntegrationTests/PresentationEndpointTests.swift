@@ -62,7 +62,7 @@ struct PresentationEndpointTests {
         #expect(try client.call("GET", "/v1/sessions/\(id)").json["version"] == 3)
     }
 
-    @Test("presenting past the maximum depth is a 409 stack-full and changes nothing")
+    @Test("presenting past the maximum depth with whenBlocked reject is a 409 stack-full and changes nothing")
     func depth() throws {
         let server = try ServerProcess(arguments: ServerProcess.isLocal ? ["--max-depth", "3"] : [])
         let client = server.client()
@@ -71,7 +71,7 @@ struct PresentationEndpointTests {
         for index in 0..<depth {
             #expect(try client.call("POST", "/v1/sessions/\(id)/presentations", json: ["destination": .string("d\(index)")]).status == 201)
         }
-        let full = try client.call("POST", "/v1/sessions/\(id)/presentations", json: ["destination": "overflow"])
+        let full = try client.call("POST", "/v1/sessions/\(id)/presentations", json: ["destination": "overflow", "whenBlocked": "reject"])
         #expect(full.status == 409)
         #expect(full.problemSlug == "stack-full")
         #expect(full.json["maxDepth"] == JSONValue(depth))
@@ -96,8 +96,12 @@ struct PresentationEndpointTests {
         #expect(to.json["dismissed"]?.arrayValue?.compactMap { $0["destination"]?.stringValue } == ["c", "b"])
         #expect(to.json["session"]?["top"]?["id"] == .string(ids[0]))
         let gone = try client.call("GET", "/v1/sessions/\(id)/presentations/\(ids[2])")
-        #expect(gone.status == 404)
-        #expect(gone.problemSlug == "presentation-not-found")
+        #expect(gone.status == 200)
+        #expect(gone.json["state"] == "dismissed")
+        #expect(gone.json["dismissedAt"]?.stringValue != nil)
+        let unknown = try client.call("GET", "/v1/sessions/\(id)/presentations/nothing-here")
+        #expect(unknown.status == 404)
+        #expect(unknown.problemSlug == "presentation-not-found")
         let tooMany = try client.call("POST", "/v1/sessions/\(id)/dismiss", json: ["count": 2])
         #expect(tooMany.status == 409)
         #expect(tooMany.problemSlug == "nothing-to-dismiss")

@@ -16,9 +16,12 @@ final class ServerProcess: @unchecked Sendable {
     private var process: Process?
     private var standardError: Pipe?
     private let directory: String?
+    /// Where the server's standard output (the access log) goes, when captured.
+    let standardOutputPath: String?
 
     /// Starts a server (or attaches to the external one).
-    init(arguments: [String] = []) throws {
+    /// - Parameter capturingOutput: keep the server's standard output (its access log) in a file.
+    init(arguments: [String] = [], capturingOutput: Bool = false) throws {
         extraArguments = arguments
         if let url = Self.externalURL {
             let parts = try Self.hostAndPort(url)
@@ -26,10 +29,12 @@ final class ServerProcess: @unchecked Sendable {
             port = parts.port
             databasePath = ""
             directory = nil
+            standardOutputPath = nil
             return
         }
         let directory = NSTemporaryDirectory() + "modalstack-it-" + UUID().uuidString
         self.directory = directory
+        standardOutputPath = capturingOutput ? directory + "/stdout.log" : nil
         host = "127.0.0.1"
         port = 0
         databasePath = directory + "/data/modalstack.sqlite"
@@ -60,7 +65,15 @@ final class ServerProcess: @unchecked Sendable {
         process.arguments = ["--host", "127.0.0.1", "--port", "0", "--db", databasePath] + extraArguments
         let pipe = Pipe()
         process.standardError = pipe
-        process.standardOutput = FileHandle.nullDevice
+        if let standardOutputPath {
+            try FileManager.default.createDirectory(atPath: directory ?? "/tmp", withIntermediateDirectories: true)
+            FileManager.default.createFile(atPath: standardOutputPath, contents: nil)
+            let output = try FileHandle(forWritingTo: URL(fileURLWithPath: standardOutputPath))
+            output.seekToEndOfFile()
+            process.standardOutput = output
+        } else {
+            process.standardOutput = FileHandle.nullDevice
+        }
         try process.run()
         self.process = process
         self.standardError = pipe
@@ -80,6 +93,15 @@ final class ServerProcess: @unchecked Sendable {
     func restart(signal: Int32 = SIGTERM) throws {
         stop(signal: signal)
         try start()
+    }
+
+    /// The process id of the running server.
+    var processID: Int32? { process?.processIdentifier }
+
+    /// The lines the server wrote to standard output so far.
+    func outputLines() -> [String] {
+        guard let standardOutputPath, let data = FileManager.default.contents(atPath: standardOutputPath) else { return [] }
+        return String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
     }
 
     func client() -> HTTPClient {

@@ -41,9 +41,11 @@ struct SessionEndpointTests {
         let other = try client.call("POST", "/v1/sessions", json: [:])
         #expect(other.status == 201)
         #expect(other.json["id"] != created.json["id"])
-        let unknownField = try client.call("POST", "/v1/sessions", json: ["ttl": 5])
+        let unknownField = try client.call("POST", "/v1/sessions", json: ["colour": "blue", "ttl": 0])
         #expect(unknownField.status == 422)
-        #expect(unknownField.errorPointers == ["/ttl"])
+        #expect(unknownField.errorPointers == ["/ttl", "/colour"])
+        let withTTL = try client.call("POST", "/v1/sessions", json: ["ttl": 60])
+        #expect(withTTL.json["ttl"] == 60)
     }
 
     @Test("a session never written is 404; a deleted one is gone")

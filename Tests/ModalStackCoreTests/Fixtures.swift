@@ -5,9 +5,10 @@ final class FixedContext {
     private var nextID = 0
     var now = Timestamp(millisecondsSinceEpoch: 1_790_000_000_000)
     var rules = SessionRules()
+    var catalog: Catalog?
 
     var context: CommandContext {
-        CommandContext(now: now, rules: rules) { [unowned self] in
+        CommandContext(now: now, rules: rules, catalog: catalog) { [unowned self] in
             nextID += 1
             return "p\(nextID)"
         }
@@ -23,6 +24,27 @@ final class FixedContext {
     }
 }
 
-func present(_ destination: String, style: ModalStyle = .sheet, payload: JSONObject = [:], key: String? = nil) -> Command {
-    .present(PresentRequest(destination: destination, style: style, payload: payload, key: key))
+func present(
+    _ destination: String, content: ModalContent = .sheet(SheetOptions()), payload: JSONObject = [:], key: String? = nil,
+    locked: Bool = false, whenBlocked: PresentRequest.WhenBlocked = .queue
+) -> Command {
+    .present(
+        PresentRequest(
+            destination: destination, content: content, payload: payload, key: key, locked: locked, whenBlocked: whenBlocked))
+}
+
+func dismiss(_ target: DismissTarget = .top, result: JSONValue? = nil, force: Bool = false) -> Command {
+    .dismiss(DismissRequest(target, result: result, force: force))
+}
+
+func alert(_ title: String = "Delete?", buttons: [AlertButton] = [
+    AlertButton(id: "delete", label: "Delete", role: .destructive), AlertButton(id: "cancel", label: "Cancel", role: .cancel),
+]) -> ModalContent {
+    .alert(AlertContent(title: title, buttons: buttons))
+}
+
+/// The ids a dismiss removed, top first (empty for any other effect).
+func dismissedIDs(_ outcome: CommandOutcome) -> [String] {
+    guard case .dismissed(let removed) = outcome.effect else { return [] }
+    return removed.map(\.id)
 }

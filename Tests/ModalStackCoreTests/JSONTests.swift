@@ -27,7 +27,7 @@ struct JSONParserTests {
         let value = try JSONParser.parse(#"{"id":"s1","slides":[1,{"note":null}],"flags":{"z":true,"a":false}}"#)
         let expected: JSONValue = [
             "id": "s1",
-            "slides": [1, ["note": nil]],
+            "slides": [1, ["note": .null]],
             "flags": ["z": true, "a": false],
         ]
         #expect(value == expected)
@@ -78,7 +78,7 @@ struct JSONParserTests {
 
     @Test func acceptsTheFourWhitespaceCharactersAnywhereBetweenTokens() throws {
         let value = try JSONParser.parse(" \t\r\n{ \"a\" :\n[ 1 ,\t2 ] ,\r\n\"b\" : null }\n\t ")
-        #expect(value == ["a": [1, 2], "b": nil])
+        #expect(value == ["a": [1, 2], "b": .null])
     }
 
     @Test func rejectsOtherWhitespace() {
@@ -389,7 +389,7 @@ struct JSONParserTests {
 struct JSONWriterTests {
     @Test func writesCompactTextInMemberOrder() {
         let value: JSONValue = [
-            "id": "s1", "count": 3, "ratio": 0.5, "ok": true, "off": false, "gone": nil, "tags": ["a", "b"], "meta": [:],
+            "id": "s1", "count": 3, "ratio": 0.5, "ok": true, "off": false, "gone": .null, "tags": ["a", "b"], "meta": [:],
             "list": [],
         ]
         #expect(
@@ -449,7 +449,7 @@ struct JSONWriterTests {
         var writer = JSONWriter(capacity: 8)
         writer.write(1)
         writer.write("a")
-        writer.write([nil])
+        writer.write([.null])
         #expect(writer.bytes == Array(#"1"a"[null]"#.utf8))
     }
 

@@ -23,7 +23,7 @@ struct RequestDecodingTests {
     @Test("a minimal present defaults style to sheet, key to the destination, payload to {}")
     func presentDefaults() throws {
         let request = try PresentRequest(json: try json(#"{"destination":"settings"}"#))
-        #expect(request == PresentRequest(destination: "settings", style: .sheet, payload: [:], key: "settings"))
+        #expect(request == PresentRequest(destination: "settings", content: .sheet(SheetOptions()), payload: [:], key: "settings"))
     }
 
     @Test("a full present keeps every field")
@@ -78,15 +78,15 @@ struct RequestDecodingTests {
 
     @Test("dismiss bodies: {}, count, to, all, and at most one of them")
     func dismissBodies() throws {
-        #expect(try DismissTarget(json: try json("{}")) == .top)
-        #expect(try DismissTarget(json: try json(#"{"count":2}"#)) == .count(2))
-        #expect(try DismissTarget(json: try json(#"{"to":"p1"}"#)) == .above(presentationID: "p1"))
-        #expect(try DismissTarget(json: try json(#"{"all":true}"#)) == .all)
-        #expect(pointers { _ = try DismissTarget(json: try json(#"{"count":0}"#)) } == ["/count"])
-        #expect(pointers { _ = try DismissTarget(json: try json(#"{"count":1.5}"#)) } == ["/count"])
-        #expect(pointers { _ = try DismissTarget(json: try json(#"{"all":false}"#)) } == ["/all"])
-        #expect(pointers { _ = try DismissTarget(json: try json(#"{"count":1,"all":true}"#)) } == [""])
-        #expect(pointers { _ = try DismissTarget(json: try json(#"{"force":true}"#)) } == ["/force"])
+        #expect(try DismissRequest(json: try json("{}")).target == .top)
+        #expect(try DismissRequest(json: try json(#"{"count":2}"#)).target == .count(2))
+        #expect(try DismissRequest(json: try json(#"{"to":"p1"}"#)).target == .above(presentationID: "p1"))
+        #expect(try DismissRequest(json: try json(#"{"all":true}"#)).target == .all)
+        #expect(pointers { _ = try DismissRequest(json: try json(#"{"count":0}"#)) } == ["/count"])
+        #expect(pointers { _ = try DismissRequest(json: try json(#"{"count":1.5}"#)) } == ["/count"])
+        #expect(pointers { _ = try DismissRequest(json: try json(#"{"all":false}"#)) } == ["/all"])
+        #expect(pointers { _ = try DismissRequest(json: try json(#"{"count":1,"all":true}"#)) } == [""])
+        #expect(pointers { _ = try DismissRequest(json: try json(#"{"forced":true}"#)) } == ["/forced"])
     }
 
     @Test("a replacement lists every bad entry and every duplicated key")

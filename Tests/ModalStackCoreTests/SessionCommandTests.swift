@@ -30,7 +30,7 @@ struct SessionCommandTests {
         #expect(session.version == 2)
         #expect(session.updatedAt == fixture.now)
         #expect(session.createdAt < session.updatedAt)
-        session = try session.applying(.dismiss(.top), in: fixture.context).session
+        session = try session.applying(dismiss(.top), in: fixture.context).session
         #expect(session.version == 3)
     }
 
@@ -73,7 +73,7 @@ struct SessionCommandTests {
     func sameKeyDifferentModal() throws {
         let fixture = FixedContext()
         let session = try fixture.apply([present("help", key: "k")])
-        for command in [present("other", key: "k"), present("help", style: .fullScreenCover, key: "k")] {
+        for command in [present("other", key: "k"), present("help", content: .fullScreenCover, key: "k")] {
             let error = #expect(throws: ModalError.self) { try session.applying(command, in: fixture.context) }
             #expect(error?.kind == .alreadyPresented)
         }
@@ -85,12 +85,14 @@ struct SessionCommandTests {
         #expect(session.stack.map(\.key) == ["profile:1", "profile:2"])
     }
 
-    @Test("presenting past the maximum depth is refused as stack-full")
+    @Test("presenting past the maximum depth with whenBlocked reject is refused as stack-full")
     func depthLimit() throws {
         let fixture = FixedContext()
         fixture.rules.maxDepth = 2
         let session = try fixture.apply([present("a"), present("b")])
-        let error = #expect(throws: ModalError.self) { try session.applying(present("c"), in: fixture.context) }
+        let error = #expect(throws: ModalError.self) {
+            try session.applying(present("c", whenBlocked: .reject), in: fixture.context)
+        }
         #expect(error?.kind == .stackFull)
         #expect(error?.context["maxDepth"] == 2)
     }
@@ -99,13 +101,13 @@ struct SessionCommandTests {
     func dismissTop() throws {
         let fixture = FixedContext()
         var session = try fixture.apply([present("a"), present("b")])
-        let outcome = try session.applying(.dismiss(.top), in: fixture.context)
-        #expect(outcome.effect == .dismissed([session.stack[1]]))
-        session = try fixture.apply([.dismiss(.top)], to: outcome.session)
+        let outcome = try session.applying(dismiss(.top), in: fixture.context)
+        #expect(dismissedIDs(outcome) == [session.stack[1].id])
+        session = try fixture.apply([dismiss(.top)], to: outcome.session)
         #expect(session.stack.isEmpty)
-        let error = #expect(throws: ModalError.self) { try session.applying(.dismiss(.top), in: fixture.context) }
+        let error = #expect(throws: ModalError.self) { try session.applying(dismiss(.top), in: fixture.context) }
         #expect(error?.kind == .nothingToDismiss)
-        let all = #expect(throws: ModalError.self) { try session.applying(.dismiss(.all), in: fixture.context) }
+        let all = #expect(throws: ModalError.self) { try session.applying(dismiss(.all), in: fixture.context) }
         #expect(all?.kind == .nothingToDismiss)
     }
 
@@ -113,10 +115,10 @@ struct SessionCommandTests {
     func dismissCount() throws {
         let fixture = FixedContext()
         let session = try fixture.apply([present("a"), present("b"), present("c")])
-        let outcome = try session.applying(.dismiss(.count(2)), in: fixture.context)
+        let outcome = try session.applying(dismiss(.count(2)), in: fixture.context)
         #expect(outcome.session.stack.map(\.destination) == ["a"])
-        #expect(outcome.effect == .dismissed([session.stack[2], session.stack[1]]))
-        let error = #expect(throws: ModalError.self) { try session.applying(.dismiss(.count(4)), in: fixture.context) }
+        #expect(dismissedIDs(outcome) == [session.stack[2].id, session.stack[1].id])
+        let error = #expect(throws: ModalError.self) { try session.applying(dismiss(.count(4)), in: fixture.context) }
         #expect(error?.kind == .nothingToDismiss)
     }
 
@@ -124,14 +126,14 @@ struct SessionCommandTests {
     func dismissTo() throws {
         let fixture = FixedContext()
         let session = try fixture.apply([present("a"), present("b"), present("c")])
-        let outcome = try session.applying(.dismiss(.above(presentationID: "p1")), in: fixture.context)
+        let outcome = try session.applying(dismiss(.above(presentationID: "p1")), in: fixture.context)
         #expect(outcome.session.stack.map(\.id) == ["p1"])
         let atTop = #expect(throws: ModalError.self) {
-            try session.applying(.dismiss(.above(presentationID: "p3")), in: fixture.context)
+            try session.applying(dismiss(.above(presentationID: "p3")), in: fixture.context)
         }
         #expect(atTop?.kind == .nothingToDismiss)
         let missing = #expect(throws: ModalError.self) {
-            try session.applying(.dismiss(.above(presentationID: "nope")), in: fixture.context)
+            try session.applying(dismiss(.above(presentationID: "nope")), in: fixture.context)
         }
         #expect(missing?.kind == .presentationNotFound)
     }
@@ -140,11 +142,11 @@ struct SessionCommandTests {
     func dismissPresentation() throws {
         let fixture = FixedContext()
         let session = try fixture.apply([present("a"), present("b"), present("c")])
-        let outcome = try session.applying(.dismiss(.presentation(id: "p2")), in: fixture.context)
+        let outcome = try session.applying(dismiss(.presentation(id: "p2")), in: fixture.context)
         #expect(outcome.session.stack.map(\.id) == ["p1"])
-        #expect(outcome.effect == .dismissed([session.stack[2], session.stack[1]]))
+        #expect(dismissedIDs(outcome) == [session.stack[2].id, session.stack[1].id])
         let missing = #expect(throws: ModalError.self) {
-            try session.applying(.dismiss(.presentation(id: "p9")), in: fixture.context)
+            try session.applying(dismiss(.presentation(id: "p9")), in: fixture.context)
         }
         #expect(missing?.kind == .presentationNotFound)
     }
@@ -153,7 +155,7 @@ struct SessionCommandTests {
     func dismissAll() throws {
         let fixture = FixedContext()
         let session = try fixture.apply([present("a"), present("b")])
-        let outcome = try session.applying(.dismiss(.all), in: fixture.context)
+        let outcome = try session.applying(dismiss(.all), in: fixture.context)
         #expect(outcome.session.stack.isEmpty)
         #expect(outcome.session.version == session.version + 1)
     }

@@ -14,3 +14,22 @@ struct TimestampTests {
         #expect(Timestamp(millisecondsSinceEpoch: milliseconds).rfc3339 == expected)
     }
 }
+
+@Suite("Timestamp parsing")
+struct TimestampParsingTests {
+    @Test("what rfc3339 writes parses back to the same instant")
+    func roundTrip() {
+        for milliseconds: Int64 in [0, 951_782_400_123, 1_795_978_800_999, 253_402_300_799_000, 86_399_999] {
+            let timestamp = Timestamp(millisecondsSinceEpoch: milliseconds)
+            #expect(Timestamp(rfc3339: timestamp.rfc3339) == timestamp)
+        }
+    }
+
+    @Test("other shapes and impossible dates are refused", arguments: [
+        "2026-11-29T19:00:00Z", "2026-11-29 19:00:00.000Z", "2026-02-30T00:00:00.000Z", "2026-13-01T00:00:00.000Z",
+        "2026-11-29T24:00:00.000Z", "2026-11-29T19:00:00.000+01:00", "", "abcd-ef-ghTij:kl:mn.opqZ",
+    ])
+    func refused(text: String) {
+        #expect(Timestamp(rfc3339: text) == nil)
+    }
+}

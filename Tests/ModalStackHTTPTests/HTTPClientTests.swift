@@ -64,4 +64,93 @@ import Testing
         let error = #expect(throws: HTTPClientError.self) { try HTTPClient(port: closedPort()).send(path: "/") }
         #expect(error?.code == .connectFailed)
     }
+
+    // MARK: Streamed responses
+
+    private let chunkedHead = bytes("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n")
+
+    @Test func chunksAreReadAsTheyArriveAndATimeoutKeepsTheStream() throws {
+        let server = ScriptedServer(parts: [
+            (0, chunkedHead + bytes("5\r\nhello\r\n")),
+            (400, bytes("6\r\n world\r\n")),
+            (0, bytes("0\r\n\r\n")),
+        ])
+        let client = HTTPClient(port: server.port)
+        let head = try client.openStream(path: "/events")
+        #expect(head.status == 200)
+        #expect(head.body.isEmpty)
+        #expect(client.isStreamOpen)
+        #expect(try client.readChunk(timeout: 2) == bytes("hello"))
+        let error = #expect(throws: HTTPClientError.self) { try client.readChunk(timeout: 0.05) }
+        #expect(error?.code == .timedOut)
+        #expect(client.isStreamOpen)
+        #expect(try client.readChunk(timeout: 2) == bytes(" world"))
+        #expect(try client.readChunk(timeout: 2) == nil)
+        #expect(!client.isStreamOpen)
+        #expect(client.isConnected)
+        #expect(client.responsesOnConnection == 1)
+        #expect(try client.readChunk() == nil)
+    }
+
+    @Test func aChunkSplitAcrossReadsIsReturnedWhole() throws {
+        let server = ScriptedServer(parts: [
+            (0, chunkedHead + bytes("a;ext=1\r\n01234")),
+            (300, bytes("56789\r\n0\r\nX-Trailer: t\r\n\r\n")),
+        ])
+        let client = HTTPClient(port: server.port)
+        _ = try client.openStream(path: "/events")
+        #expect(throws: HTTPClientError.self) { try client.readChunk(timeout: 0.05) }
+        #expect(try client.readChunk(timeout: 2) == bytes("0123456789"))
+        #expect(try client.readChunk(timeout: 2) == nil)
+    }
+
+    @Test func linesAreJoinedAndSplitAcrossChunks() throws {
+        let server = ScriptedServer(parts: [
+            (0, chunkedHead + bytes("a\r\ndata: a\nda\r\n")),
+            (200, bytes("8\r\nta: b\r\n\n\r\n4\r\ntail\r\n0\r\n\r\n")),
+        ])
+        let client = HTTPClient(port: server.port)
+        _ = try client.openStream(path: "/events")
+        #expect(try client.readLine(timeout: 2) == "data: a")
+        // The partial "da" is kept across the timeout.
+        #expect(throws: HTTPClientError.self) { try client.readLine(timeout: 0.05) }
+        #expect(try client.readLine(timeout: 2) == "data: b")
+        #expect(try client.readLine(timeout: 2) == "")
+        #expect(try client.readLine(timeout: 2) == "tail")
+        #expect(try client.readLine(timeout: 2) == nil)
+        #expect(!client.isStreamOpen)
+    }
+
+    @Test func lengthDelimitedBodiesAreStreamedToo() throws {
+        let server = ScriptedServer(parts: [
+            (0, bytes("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n01234")),
+            (100, bytes("56789")),
+        ])
+        let client = HTTPClient(port: server.port)
+        _ = try client.openStream(path: "/")
+        var body: [UInt8] = []
+        while let chunk = try client.readChunk(timeout: 2) { body += chunk }
+        #expect(body == bytes("0123456789"))
+        #expect(client.isConnected)
+    }
+
+    @Test func closeDelimitedBodiesEndWithTheConnection() throws {
+        let server = CannedServer(responses: [bytes("HTTP/1.0 200 OK\r\n\r\ndata: 1\n\n")])
+        let client = HTTPClient(port: server.port)
+        _ = try client.openStream(path: "/")
+        #expect(try client.readLine(timeout: 2) == "data: 1")
+        #expect(try client.readLine(timeout: 2) == "")
+        #expect(try client.readLine(timeout: 2) == nil)
+        #expect(!client.isConnected)
+    }
+
+    @Test func aBodyCutShortIsAnError() throws {
+        let server = CannedServer(responses: [chunkedHead + bytes("5\r\nhello\r\n")])
+        let client = HTTPClient(port: server.port)
+        _ = try client.openStream(path: "/")
+        #expect(try client.readChunk(timeout: 2) == bytes("hello"))
+        let error = #expect(throws: HTTPClientError.self) { try client.readChunk(timeout: 2) }
+        #expect(error?.code == .connectionClosed)
+        #expect(!client.isConnected)
+    }
 }

@@ -10,6 +10,11 @@ let testRejections: @Sendable (HTTPRejection) -> HTTPResponse = { rejection in
         HTTPResponse(status: 413, headers: ["Content-Type": "text/plain"], body: Array("too large: limit \(limit)".utf8))
     case .serverStopping:
         HTTPResponse(status: 503, headers: ["Content-Type": "text/plain"], body: Array("stopping".utf8))
+    case .uriTooLong(let limit):
+        HTTPResponse(status: 414, headers: ["Content-Type": "text/plain"], body: Array("uri too long: limit \(limit)".utf8))
+    case .headersTooLarge(let limit):
+        HTTPResponse(
+            status: 431, headers: ["Content-Type": "text/plain"], body: Array("headers too large: limit \(limit)".utf8))
     }
 }
 
@@ -138,6 +143,45 @@ struct CannedServer {
     }
 }
 
+/// A one-connection TCP server that reads one request head, then sends `parts` of an answer, each
+/// after its pause (to test reading responses as they arrive), then waits for the client to close.
+struct ScriptedServer {
+    let port: UInt16
+
+    init(parts: [(pauseMilliseconds: Int, bytes: [UInt8])]) {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                _ = bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        listen(fd, 4)
+        port = boundPort(of: fd)
+        let script = parts.map { (pause: $0.pauseMilliseconds, bytes: $0.bytes) }
+        startThread {
+            let connection = accept(fd, nil, nil)
+            Glibc.close(fd)
+            guard connection >= 0 else { return }
+            defer { Glibc.close(connection) }
+            var pending: [UInt8] = []
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while !pending.containsHeadTerminator {
+                let count = buffer.withUnsafeMutableBytes { recv(connection, $0.baseAddress, $0.count, 0) }
+                if count <= 0 { return }
+                pending += buffer[..<count]
+            }
+            for part in script {
+                usleep(UInt32(part.pause * 1000))
+                _ = part.bytes.withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            }
+            while buffer.withUnsafeMutableBytes({ recv(connection, $0.baseAddress, $0.count, 0) }) > 0 {}
+        }
+    }
+}
+
 /// A loopback port nothing listens on.
 func closedPort() -> UInt16 {
     var address = sockaddr_in()
@@ -188,4 +232,35 @@ final class ResponseCollector: Sendable {
     }
 
     var all: [HTTPResponse] { responses.withLock { $0 } }
+}
+
+/// Collects what ``HTTPServer/Configuration/onRequestCompleted`` reports.
+final class CompletionLog: Sendable {
+    private let records = Mutex<[CompletedRequest]>([])
+
+    /// The hook to put into a configuration.
+    var hook: @Sendable (CompletedRequest) -> Void {
+        { record in self.records.withLock { $0.append(record) } }
+    }
+
+    var all: [CompletedRequest] { records.withLock { $0 } }
+
+    /// Waits (polling) until `count` requests were reported; false on timeout. The hook runs after
+    /// the response went out, so a client may read it before the hook has run.
+    func wait(for count: Int, timeoutSeconds: Double = 5) -> Bool {
+        let clock = ContinuousClock()
+        let deadline = clock.now.advanced(by: .milliseconds(Int(timeoutSeconds * 1000)))
+        while records.withLock({ $0.count }) < count {
+            if clock.now > deadline { return false }
+            usleep(1_000)
+        }
+        return true
+    }
+}
+
+/// `testConfiguration()` with `log` receiving the completed requests.
+func testConfiguration(reportingTo log: CompletionLog) -> HTTPServer.Configuration {
+    var configuration = testConfiguration()
+    configuration.onRequestCompleted = log.hook
+    return configuration
 }

@@ -20,15 +20,39 @@ final class TemporaryDirectory {
 }
 
 private func sampleSession(_ id: String, version: Int64 = 1, stackSize: Int = 2) -> Session {
+    let contents: [ModalContent] = [
+        .sheet(SheetOptions(detents: [.medium], interactiveDismissDisabled: true)), .fullScreenCover,
+        .alert(AlertContent(title: "Delete?", buttons: [AlertButton(id: "cancel", label: "Cancel", role: .cancel)])),
+    ]
     let stack = (0..<stackSize).map { index in
         Presentation(
-            id: "\(id)-p\(index)", destination: "dest\(index)", style: index.isMultiple(of: 2) ? .sheet : .fullScreenCover,
-            key: "key\(index)", payload: ["index": JSONValue(index), "big": .number("12345678901234567890"), "text": "héllo \"q\""],
-            presentedAt: Timestamp(millisecondsSinceEpoch: 1_790_000_000_000 + Int64(index)))
+            id: "\(id)-p\(index)", destination: "dest\(index)", key: "key\(index)", content: contents[index % contents.count],
+            payload: ["index": JSONValue(index), "big": .number("12345678901234567890"), "text": "héllo \"q\""],
+            locked: index == 0, requestedAt: Timestamp(millisecondsSinceEpoch: 1_790_000_000_000 + Int64(index)))
     }
+    let queued = Presentation(
+        id: "\(id)-q", destination: "later", key: "later", content: .progress(ProgressContent(message: "Wait", total: 3)),
+        state: .queued, requestedAt: Timestamp(millisecondsSinceEpoch: 1_790_000_000_100))
     return Session(
         id: id, version: version, createdAt: Timestamp(millisecondsSinceEpoch: 1_790_000_000_000),
-        updatedAt: Timestamp(millisecondsSinceEpoch: 1_790_000_000_500), stack: stack)
+        updatedAt: Timestamp(millisecondsSinceEpoch: 1_790_000_000_500), stack: stack, queue: stackSize > 1 ? [queued] : [])
+}
+
+/// A write of `session` as a change of its version.
+private func save(_ session: Session, retired: [Presentation] = [], response: StoredResponse? = nil) -> SessionWrite {
+    let change = SessionChange(
+        sessionID: session.id, version: session.version, at: session.updatedAt,
+        events: retired.map { SessionEvent(.dismissed, presentation: $0) } + [SessionEvent(.updated)],
+        stackIDs: session.stack.map(\.id))
+    return .save(SessionUpdate(session: session, retired: retired, change: change, response: response))
+}
+
+private func dismissed(_ presentation: Presentation, at milliseconds: Int64) -> Presentation {
+    var retired = presentation
+    retired.state = .dismissed
+    retired.dismissedAt = Timestamp(millisecondsSinceEpoch: milliseconds)
+    retired.result = ["buttonId": "cancel"]
+    return retired
 }
 
 @Suite("SQLite session store")
@@ -47,7 +71,7 @@ struct SQLiteSessionStoreTests {
         let directory = TemporaryDirectory()
         let store = try SQLiteSessionStore(path: directory.databasePath)
         let session = sampleSession("s1")
-        try store.commit([.save(session)])
+        try store.commit([save(session)])
         #expect(try store.session(id: "s1") == session)
     }
 
@@ -55,10 +79,10 @@ struct SQLiteSessionStoreTests {
     func overwriteAndDelete() throws {
         let directory = TemporaryDirectory()
         let store = try SQLiteSessionStore(path: directory.databasePath)
-        try store.commit([.save(sampleSession("s1"))])
+        try store.commit([save(sampleSession("s1"))])
         var next = sampleSession("s1", version: 2, stackSize: 1)
         next.createdAt = Timestamp(millisecondsSinceEpoch: 5)
-        try store.commit([.save(next)])
+        try store.commit([save(next)])
         let read = try #require(try store.session(id: "s1"))
         #expect(read.version == 2)
         #expect(read.stack.count == 1)
@@ -73,13 +97,83 @@ struct SQLiteSessionStoreTests {
         let sessions = (0..<50).map { sampleSession("s\($0)", stackSize: $0 % 4) }
         do {
             let store = try SQLiteSessionStore(path: directory.databasePath, durability: .full)
-            try store.commit(sessions.map { .save($0) } + [.delete(sessionID: "s7")])
+            try store.commit(sessions.map { save($0) } + [.delete(sessionID: "s7")])
         }
         let reopened = try SQLiteSessionStore(path: directory.databasePath)
         for session in sessions {
             let expected: Session? = session.id == "s7" ? nil : session
             #expect(try reopened.session(id: session.id) == expected)
         }
+    }
+
+    @Test("dismissed presentations stay readable, the newest 64 per session, and go with their session")
+    func dismissedHistory() throws {
+        let directory = TemporaryDirectory()
+        let store = try SQLiteSessionStore(path: directory.databasePath)
+        let template = sampleSession("s1").stack[0]
+        var session = sampleSession("s1")
+        var retiredIDs: [String] = []
+        for round in 0..<40 {
+            session.version += 1
+            let pair = (0..<2).map { index in
+                var entry = template
+                entry.id = "gone-\(round)-\(index)"
+                return dismissed(entry, at: Int64(round))
+            }
+            retiredIDs += pair.map(\.id)
+            try store.commit([save(session, retired: pair)])
+        }
+        let newest = try #require(try store.dismissedPresentation(id: "gone-39-1", sessionID: "s1"))
+        #expect(newest.state == .dismissed)
+        #expect(newest.result == ["buttonId": "cancel"])
+        #expect(newest.content == template.content)
+        let kept = try retiredIDs.filter { try store.dismissedPresentation(id: $0, sessionID: "s1") != nil }
+        #expect(kept == Array(retiredIDs.suffix(SQLiteSessionStore.dismissedKeptPerSession)))
+        #expect(try store.dismissedPresentation(id: "gone-39-1", sessionID: "other") == nil)
+        try store.commit([.delete(sessionID: "s1")])
+        #expect(try store.dismissedPresentation(id: "gone-39-1", sessionID: "s1") == nil)
+    }
+
+    @Test("the event log keeps the newest changes per session, in order, and pages by events")
+    func eventLog() throws {
+        let directory = TemporaryDirectory()
+        let store = try SQLiteSessionStore(path: directory.databasePath, eventLogSize: 5)
+        var session = sampleSession("s1")
+        for version in 1...8 {
+            session.version = Int64(version)
+            try store.commit([save(session)])
+        }
+        let all = try store.changes(sessionID: "s1", after: 0, eventLimit: 100)
+        #expect(all.map(\.version) == [4, 5, 6, 7, 8])
+        #expect(all.first?.stackIDs == session.stack.map(\.id))
+        #expect(try store.changes(sessionID: "s1", after: 6, eventLimit: 100).map(\.version) == [7, 8])
+        #expect(try store.changes(sessionID: "s1", after: 0, eventLimit: 2).map(\.version) == [4, 5])
+        #expect(try store.change(sessionID: "s1", version: 3) == nil)
+        #expect(try store.change(sessionID: "s1", version: 6)?.version == 6)
+        try store.commit([.delete(sessionID: "s1")])
+        #expect(try store.changes(sessionID: "s1", after: 0, eventLimit: 100).isEmpty)
+    }
+
+    @Test("an idempotent response is stored with its change, read back exactly, and expires")
+    func idempotentResponses() throws {
+        let directory = TemporaryDirectory()
+        let store = try SQLiteSessionStore(path: directory.databasePath)
+        let response = StoredResponse(
+            scope: "s1", key: "k-1", fingerprint: Array("POST /x\n{}".utf8), status: 201,
+            headers: ["Content-Type": "application/json", "ETag": "\"1\""], body: Array(#"{"a":1}"#.utf8),
+            createdAt: Timestamp(millisecondsSinceEpoch: Int64(Date().timeIntervalSince1970 * 1000)))
+        try store.commit([save(sampleSession("s1"), response: response)])
+        #expect(try store.idempotentResponse(scope: "s1", key: "k-1") == response)
+        #expect(try store.idempotentResponse(scope: "s2", key: "k-1") == nil)
+        var old = response
+        old.key = "k-old"
+        old.createdAt = Timestamp(millisecondsSinceEpoch: 1000)
+        var next = sampleSession("s1")
+        next.version = 2
+        try store.commit([save(next, response: old)])
+        #expect(try store.idempotentResponse(scope: "s1", key: "k-old") == nil)
+        try store.commit([.delete(sessionID: "s1")])
+        #expect(try store.idempotentResponse(scope: "s1", key: "k-1") == nil)
     }
 
     @Test("a file that is not a database is refused and left untouched")

@@ -1,18 +1,30 @@
 /// A change a client asks of a session.
 public enum Command: Sendable, Hashable {
+    /// Create the session, empty, unless it exists.
+    case create(SessionOptions)
     case present(PresentRequest)
-    case dismiss(DismissTarget)
+    case update(presentationID: String, UpdateRequest)
+    case dismiss(DismissRequest)
     case replaceStack(ReplaceStackRequest)
+
+    public var isCreate: Bool {
+        if case .create = self { return true }
+        return false
+    }
 }
 
 /// The result of a command that the rules allowed.
 public struct CommandOutcome: Sendable, Hashable {
     public enum Effect: Sendable, Hashable {
+        /// The session was created, empty.
+        case created
         /// A new presentation was pushed on top.
         case presented(Presentation)
-        /// The top presentation had the same key: its payload was replaced in place.
+        /// The rules did not allow it yet: it waits in the queue at `position` (0 is next).
+        case queued(Presentation, position: Int)
+        /// A presentation was changed in place (same key presented again, or a PATCH).
         case updated(Presentation)
-        /// These presentations were removed, top first.
+        /// These presentations were removed, top first (a cancelled queued entry alone).
         case dismissed([Presentation])
         /// The whole stack was replaced.
         case replaced
@@ -21,7 +33,17 @@ public struct CommandOutcome: Sendable, Hashable {
     /// The session after the command; its version moved only if `changed`.
     public var session: Session
     public var effect: Effect
-    /// False when the command asked for what already was (the same payload presented again, the
-    /// same stack put again): nothing is written and the version stays.
-    public var changed: Bool
+    /// Queued presentations this change moved onto the stack, in order.
+    public var promoted: [Presentation]
+    /// Presentations that left the session (dismissed, cancelled, replaced away), in their final
+    /// `dismissed` state with their results; the store keeps them readable.
+    public var retired: [Presentation]
+    /// The event-log record of this version; nil when the command asked for what already was
+    /// (the same payload presented again, the same stack put again): nothing is written and the
+    /// version stays.
+    public var change: SessionChange?
+    /// The steps from the stack before the command to the stack after it.
+    public var transition: TransitionPlan
+
+    public var changed: Bool { change != nil }
 }

@@ -20,9 +20,17 @@ public enum Identifiers {
     }
 
     public static func isValidKey(_ key: String) -> Bool {
-        let count = key.unicodeScalars.count
-        guard count >= 1, count <= keyMaxLength else { return false }
-        return key.unicodeScalars.allSatisfy { $0.properties.generalCategory != .control }
+        isValidText(key, maxLength: keyMaxLength)
+    }
+
+    /// Human text (keys, titles, labels, messages): 1…`maxLength` Unicode scalars and no control
+    /// characters, except line breaks and tabs where `allowsLineBreaks` (messages).
+    public static func isValidText(_ text: String, maxLength: Int, allowsLineBreaks: Bool = false) -> Bool {
+        let count = text.unicodeScalars.count
+        guard count >= 1, count <= maxLength else { return false }
+        return text.unicodeScalars.allSatisfy { scalar in
+            scalar.properties.generalCategory != .control || (allowsLineBreaks && (scalar == "\n" || scalar == "\t"))
+        }
     }
 
     private static func isLetter(_ byte: UInt8) -> Bool {

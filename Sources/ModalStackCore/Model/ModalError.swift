@@ -13,6 +13,14 @@ public struct ModalError: Error, Sendable, Equatable {
         public static let validationFailed = Kind("validation-failed")
         /// The stack is at the maximum depth.
         public static let stackFull = Kind("stack-full")
+        /// An alert-like presentation is on top; nothing goes over it until it is dismissed.
+        public static let alertOnTop = Kind("alert-on-top")
+        /// Presentations are already waiting; a new one would have to wait behind them.
+        public static let queueNotEmpty = Kind("queue-not-empty")
+        /// The queue holds as many presentations as it may.
+        public static let queueFull = Kind("queue-full")
+        /// The dismiss would remove a locked presentation and does not say `force`.
+        public static let locked = Kind("locked")
         /// A presentation with this key is already on the stack below the top.
         public static let alreadyPresented = Kind("already-presented")
         /// The stack holds fewer presentations than the dismiss asked for.
@@ -48,7 +56,7 @@ public struct ModalError: Error, Sendable, Equatable {
     }
 
     public static func presentationNotFound(_ id: String) -> ModalError {
-        ModalError(.presentationNotFound, "presentation \(id) is not on the stack", context: ["presentationId": .string(id)])
+        ModalError(.presentationNotFound, "the session has no presentation \(id)", context: ["presentationId": .string(id)])
     }
 
     public static func validation(_ fieldErrors: [FieldError]) -> ModalError {

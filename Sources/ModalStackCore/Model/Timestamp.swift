@@ -26,6 +26,41 @@ public struct Timestamp: Sendable, Hashable, Comparable {
         return text
     }
 
+    /// Parses the form `rfc3339` writes (`YYYY-MM-DDTHH:MM:SS.mmmZ`, years 0000–9999); nil otherwise.
+    public init?(rfc3339 text: String) {
+        let bytes = Array(text.utf8)
+        guard bytes.count == 24, bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-"),
+            bytes[10] == UInt8(ascii: "T"), bytes[13] == UInt8(ascii: ":"), bytes[16] == UInt8(ascii: ":"),
+            bytes[19] == UInt8(ascii: "."), bytes[23] == UInt8(ascii: "Z")
+        else { return nil }
+        func number(_ range: Range<Int>) -> Int64? {
+            var value: Int64 = 0
+            for byte in bytes[range] {
+                guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+                value = value * 10 + Int64(byte - UInt8(ascii: "0"))
+            }
+            return value
+        }
+        guard let year = number(0..<4), let month = number(5..<7), let day = number(8..<10),
+            let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19),
+            let millisecond = number(20..<23), (1...12).contains(month), (1...31).contains(day), hour < 24,
+            minute < 60, second < 60
+        else { return nil }
+        let days = Self.daysSinceEpoch(year: year, month: month, day: day)
+        self.init(millisecondsSinceEpoch: ((days * 24 + hour) * 60 + minute) * 60_000 + second * 1000 + millisecond)
+        guard rfc3339 == text else { return nil }  // rejects dates such as February 30
+    }
+
+    /// Howard Hinnant's civil-to-days algorithm (proleptic Gregorian calendar).
+    private static func daysSinceEpoch(year: Int64, month: Int64, day: Int64) -> Int64 {
+        let shiftedYear = month <= 2 ? year - 1 : year
+        let era = (shiftedYear >= 0 ? shiftedYear : shiftedYear - 399) / 400
+        let yearOfEra = shiftedYear - era * 400
+        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        return era * 146_097 + dayOfEra - 719_468
+    }
+
     /// Howard Hinnant's days-to-civil algorithm (proleptic Gregorian calendar).
     private static func civilDate(daysSinceEpoch: Int64) -> (year: Int64, month: Int, day: Int) {
         let z = daysSinceEpoch + 719_468

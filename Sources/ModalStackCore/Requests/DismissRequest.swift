@@ -7,37 +7,66 @@ public enum DismissTarget: Sendable, Hashable {
     case count(Int)
     /// Everything above this presentation, which stays: `{"to": id}`.
     case above(presentationID: String)
-    /// The given presentation and everything above it (`DELETE …/presentations/{id}`).
+    /// The given presentation and everything above it (`{"presentation": id}` or
+    /// `DELETE …/presentations/{id}`); a queued one is taken out of the queue.
     case presentation(id: String)
     /// The whole stack: `{"all": true}`.
     case all
+}
 
+/// A dismiss: what to remove, the user's answer for the presentation it names, and whether to
+/// override locks.
+public struct DismissRequest: Sendable, Hashable {
     /// The largest `count` accepted; deeper stacks are dismissed with `all`.
     public static let maxCount = 1024
 
-    /// Decodes the body of `POST /v1/sessions/{id}/dismiss`. At most one of `count`, `to`, `all`.
+    public var target: DismissTarget
+    /// The answer handed back to the presenter: for `presentation` that one, otherwise the top.
+    public var result: JSONValue?
+    /// Dismiss locked presentations too.
+    public var force: Bool
+
+    public init(_ target: DismissTarget, result: JSONValue? = nil, force: Bool = false) {
+        self.target = target
+        self.result = result
+        self.force = force
+    }
+
+    /// Decodes the body of `POST /v1/sessions/{id}/dismiss`: at most one of `count`, `to`,
+    /// `presentation` and `all`, plus `result` and `force`.
     public init(json: JSONValue) throws(ModalError) {
         var reader = try FieldReader(json, at: "")
         let count = reader.integer("count", in: 1...Self.maxCount)
         let to = reader.string("to")
+        let presentation = reader.string("presentation")
         let all = reader.bool("all")
         if all == false {
             reader.fail("all", "must be true when present")
         }
+        var result = reader.value("result")
+        if result?.isNull == true { result = nil }
+        if let result, let size = PresentRequest.oversize(result) {
+            reader.fail("result", "is \(size) bytes; the limit is \(PresentRequest.maxPayloadBytes) bytes")
+        }
+        let force = reader.bool("force") ?? false
         reader.rejectUnknownMembers()
-        let chosen = [count != nil, to != nil, all == true].filter { $0 }.count
+        let chosen = [count != nil, to != nil, presentation != nil, all == true].filter { $0 }.count
         if chosen > 1 {
-            reader.failObject("give at most one of count, to and all")
+            reader.failObject("give at most one of count, to, presentation and all")
         }
         guard reader.errors.isEmpty else { throw .validation(reader.errors) }
+        let target: DismissTarget
         if let count {
-            self = .count(count)
+            target = .count(count)
         } else if let to {
-            self = .above(presentationID: to)
+            target = .above(presentationID: to)
+        } else if let presentation {
+            target = .presentation(id: presentation)
         } else if all == true {
-            self = .all
+            target = .all
         } else {
-            self = .top
+            target = .top
         }
+        self.init(target, result: result, force: force)
     }
 }

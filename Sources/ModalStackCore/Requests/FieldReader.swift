@@ -23,9 +23,24 @@ struct FieldReader {
         errors.append(.init(pointer: pointer(to: key), message: message))
     }
 
+    /// A problem inside a member, at `suffix` below it (`/2` for the third element of an array).
+    mutating func fail(_ key: String, at suffix: String, _ message: String) {
+        errors.append(.init(pointer: pointer(to: key) + suffix, message: message))
+    }
+
+    /// Takes over the errors a nested reader found.
+    mutating func adopt(_ nestedErrors: [ModalError.FieldError]) {
+        errors += nestedErrors
+    }
+
     /// A problem with the object as a whole, such as two members that exclude each other.
     mutating func failObject(_ message: String) {
         errors.append(.init(pointer: pointer, message: message))
+    }
+
+    /// Whether the object has this member (without marking it read).
+    func has(_ key: String) -> Bool {
+        object[key] != nil
     }
 
     /// The raw member, marked as read.
@@ -66,6 +81,33 @@ struct FieldReader {
             return nil
         }
         return int
+    }
+
+    /// A finite number within `range`.
+    mutating func number(_ key: String, required: Bool = false, in range: ClosedRange<Double>) -> Double? {
+        guard let value = value(key) else {
+            if required { fail(key, "is required") }
+            return nil
+        }
+        guard let number = value.doubleValue, number.isFinite else {
+            fail(key, "expected a number, got \(value.typeName)")
+            return nil
+        }
+        guard range.contains(number) else {
+            fail(key, "must be between \(JSONValue(range.lowerBound).jsonText) and \(JSONValue(range.upperBound).jsonText)")
+            return nil
+        }
+        return number
+    }
+
+    /// Human text: see `Identifiers.isValidText`.
+    mutating func text(_ key: String, required: Bool = false, maxLength: Int, allowsLineBreaks: Bool = false) -> String? {
+        guard let text = string(key, required: required) else { return nil }
+        guard Identifiers.isValidText(text, maxLength: maxLength, allowsLineBreaks: allowsLineBreaks) else {
+            fail(key, "must be 1-\(maxLength) characters without control characters")
+            return nil
+        }
+        return text
     }
 
     mutating func object(_ key: String) -> JSONObject? {

@@ -1,20 +1,38 @@
-/// What a client asks to show: `{destination, style?, payload?, key?}`.
+/// What a client asks to show: `{destination, style?, payload?, key?, locked?, whenBlocked?}`
+/// plus the fields of its style (detents; title, message, buttons; total, completed).
 public struct PresentRequest: Sendable, Hashable {
-    /// The largest payload accepted, counted as compact JSON bytes.
+    /// What to do when the stacking rules do not allow the present right now.
+    public enum WhenBlocked: String, Sendable, Hashable {
+        /// Wait in the session's queue until a dismiss makes room (202).
+        case queue
+        /// Refuse with a 409 naming the rule.
+        case reject
+    }
+
+    /// The largest payload (or result) accepted, counted as compact JSON bytes.
     public static let maxPayloadBytes = 16 * 1024
 
     public var destination: String
-    public var style: ModalStyle
+    public var content: ModalContent
     public var payload: JSONObject
     /// Identity on the stack; defaults to the destination name.
     public var key: String
+    public var locked: Bool
+    public var whenBlocked: WhenBlocked
 
-    public init(destination: String, style: ModalStyle = .default, payload: JSONObject = [:], key: String? = nil) {
+    public init(
+        destination: String, content: ModalContent = .sheet(SheetOptions()), payload: JSONObject = [:],
+        key: String? = nil, locked: Bool = false, whenBlocked: WhenBlocked = .queue
+    ) {
         self.destination = destination
-        self.style = style
+        self.content = content
         self.payload = payload
         self.key = key ?? destination
+        self.locked = locked
+        self.whenBlocked = whenBlocked
     }
+
+    public var style: ModalStyle { content.style }
 
     /// Decodes and validates a request body (or one element of a stack replacement at `pointer`).
     public init(json: JSONValue, at pointer: String = "") throws(ModalError) {
@@ -25,26 +43,39 @@ public struct PresentRequest: Sendable, Hashable {
                 "destination",
                 "must be 1-\(Identifiers.destinationMaxLength) characters matching ^[A-Za-z][A-Za-z0-9._-]*$")
         }
-        var style = ModalStyle.default
+        var style: ModalStyle? = ModalStyle.default
         if let name = reader.string("style") {
-            if let parsed = ModalStyle(rawValue: name) {
-                style = parsed
-            } else {
+            style = ModalStyle(rawValue: name)
+            if style == nil {
                 let known = ModalStyle.allCases.map(\.rawValue).joined(separator: ", ")
                 reader.fail("style", "unknown style \"\(name)\"; known styles: \(known)")
             }
         }
+        let content = style.flatMap { ModalContent.decode(style: $0, from: &reader) }
         let payload = reader.object("payload") ?? [:]
-        let payloadBytes = JSONValue.object(payload).serialized().count
-        if payloadBytes > Self.maxPayloadBytes {
-            reader.fail("payload", "is \(payloadBytes) bytes; the limit is \(Self.maxPayloadBytes) bytes")
+        if let size = Self.oversize(.object(payload)) {
+            reader.fail("payload", "is \(size) bytes; the limit is \(Self.maxPayloadBytes) bytes")
         }
-        let key = reader.string("key")
-        if let key, !Identifiers.isValidKey(key) {
-            reader.fail("key", "must be 1-\(Identifiers.keyMaxLength) characters without control characters")
+        let key = reader.text("key", maxLength: Identifiers.keyMaxLength)
+        let locked = reader.bool("locked") ?? false
+        var whenBlocked = WhenBlocked.queue
+        if let name = reader.string("whenBlocked") {
+            if let parsed = WhenBlocked(rawValue: name) {
+                whenBlocked = parsed
+            } else {
+                reader.fail("whenBlocked", "must be queue or reject")
+            }
         }
         reader.rejectUnknownMembers()
-        guard reader.errors.isEmpty, let destination else { throw .validation(reader.errors) }
-        self.init(destination: destination, style: style, payload: payload, key: key)
+        guard reader.errors.isEmpty, let destination, let content else { throw .validation(reader.errors) }
+        self.init(
+            destination: destination, content: content, payload: payload, key: key, locked: locked,
+            whenBlocked: whenBlocked)
+    }
+
+    /// The encoded size of `value` when it is over the payload limit, else nil.
+    static func oversize(_ value: JSONValue) -> Int? {
+        let size = value.serialized().count
+        return size > maxPayloadBytes ? size : nil
     }
 }

@@ -1,15 +1,20 @@
-/// The body of `PUT /v1/sessions/{id}/stack`: `{"stack": [present requests, bottom first]}`.
+/// The body of `PUT /v1/sessions/{id}/stack`: `{"stack": [present requests, bottom first], "force"?}`.
 public struct ReplaceStackRequest: Sendable, Hashable {
     public var stack: [PresentRequest]
+    /// Replace locked presentations too.
+    public var force: Bool
 
-    public init(stack: [PresentRequest]) {
+    public init(stack: [PresentRequest], force: Bool = false) {
         self.stack = stack
+        self.force = force
     }
 
-    /// Decodes every entry, reporting each bad field and each key used twice.
+    /// Decodes every entry, reporting each bad field, each key used twice, and an alert-like
+    /// entry anywhere but last.
     public init(json: JSONValue) throws(ModalError) {
         var reader = try FieldReader(json, at: "")
         let elements = reader.array("stack", required: true) ?? []
+        let force = reader.bool("force") ?? false
         reader.rejectUnknownMembers()
         var errors = reader.errors
         var stack: [PresentRequest] = []
@@ -23,12 +28,15 @@ public struct ReplaceStackRequest: Sendable, Hashable {
                 } else {
                     firstIndexOfKey[request.key] = index
                 }
+                if request.style.isAlertLike, index != elements.count - 1 {
+                    errors.append(.init(pointer: pointer + "/style", message: "an alert-like presentation must be the last entry"))
+                }
                 stack.append(request)
             } catch {
                 errors += error.fieldErrors
             }
         }
         guard errors.isEmpty else { throw .validation(errors) }
-        self.stack = stack
+        self.init(stack: stack, force: force)
     }
 }

@@ -1,10 +1,19 @@
-/// The body of `PUT /v1/sessions/{id}` and `POST /v1/sessions`: an object with no fields yet
-/// (or no body at all). Checked so that a field a later version adds is not silently ignored here.
+/// The body of `PUT /v1/sessions/{id}` and `POST /v1/sessions`: `{"ttl"?: seconds}` (or no body
+/// at all). The options apply when the session is created; an existing session keeps its own.
 public struct SessionOptions: Sendable, Hashable {
-    @discardableResult
+    /// The session's own time to live, within `SessionRules.sessionTTLRange`; nil for the server's.
+    public var ttlSeconds: Int64?
+
+    public init(ttlSeconds: Int64? = nil) {
+        self.ttlSeconds = ttlSeconds
+    }
+
     public init(json: JSONValue) throws(ModalError) {
         var reader = try FieldReader(json, at: "")
+        let range = SessionRules.sessionTTLRange
+        let ttl = reader.integer("ttl", in: Int(range.lowerBound)...Int(range.upperBound))
         reader.rejectUnknownMembers()
         guard reader.errors.isEmpty else { throw .validation(reader.errors) }
+        self.init(ttlSeconds: ttl.map(Int64.init))
     }
 }

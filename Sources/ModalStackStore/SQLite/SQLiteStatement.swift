@@ -26,6 +26,7 @@ final class SQLiteStatement {
     enum Value {
         case integer(Int64)
         case text(String)
+        case blob([UInt8])
         case null
     }
 
@@ -39,6 +40,13 @@ final class SQLiteStatement {
             switch value {
             case .integer(let int): code = sqlite3_bind_int64(handle, index, int)
             case .text(let text): code = sqlite3_bind_text(handle, index, text, -1, SQLiteStatement.transient)
+            case .blob(let bytes):
+                code = bytes.withUnsafeBytes {
+                    // A non-null pointer even for an empty blob, so SQLite stores '' rather than NULL.
+                    sqlite3_bind_blob(
+                        handle, index, $0.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32($0.count),
+                        SQLiteStatement.transient)
+                }
             case .null: code = sqlite3_bind_null(handle, index)
             }
             guard code == SQLITE_OK else { throw error(code) }

@@ -1,0 +1,71 @@
+import Glibc
+import ModalStackCore
+
+/// One structured line per answered request on standard output: JSON by default, or logfmt.
+/// Nothing secret is written: no headers, no bodies, no query strings.
+public struct AccessLog: Sendable {
+    public enum Format: String, Sendable, CaseIterable {
+        case json
+        case logfmt
+    }
+
+    public enum Level: String, Sendable, CaseIterable, Comparable {
+        case debug
+        case info
+        case warn
+        case error
+        case off
+
+        public static func < (lhs: Level, rhs: Level) -> Bool {
+            allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!
+        }
+    }
+
+    struct Entry: Sendable {
+        var time: Timestamp
+        var method: String
+        var route: String?
+        var status: Int
+        var durationSeconds: Double
+        var bytes: Int
+        var requestID: String?
+        var completed: Bool
+    }
+
+    let format: Format
+    let minimumLevel: Level
+
+    func write(_ entry: Entry) {
+        let level: Level = entry.status >= 500 ? .error : .info
+        guard level >= minimumLevel, minimumLevel != .off else { return }
+        let line = format == .json ? json(entry, level: level) : logfmt(entry, level: level)
+        let bytes = Array((line + "\n").utf8)
+        _ = bytes.withUnsafeBytes { Glibc.write(STDOUT_FILENO, $0.baseAddress, $0.count) }
+    }
+
+    private func json(_ entry: Entry, level: Level) -> String {
+        var object: JSONObject = [
+            "time": .string(entry.time.rfc3339), "level": .string(level.rawValue), "msg": "request",
+            "method": .string(entry.method), "route": entry.route.map(JSONValue.string) ?? .null,
+            "status": JSONValue(entry.status), "durationMs": JSONValue((entry.durationSeconds * 1_000_000).rounded() / 1000),
+            "bytes": JSONValue(entry.bytes), "requestId": entry.requestID.map(JSONValue.string) ?? .null,
+        ]
+        if !entry.completed { object["completed"] = false }
+        return JSONValue.object(object).jsonText
+    }
+
+    private func logfmt(_ entry: Entry, level: Level) -> String {
+        var fields = [
+            "time=\(entry.time.rfc3339)", "level=\(level.rawValue)", "msg=request", "method=\(entry.method)",
+            "route=\(Self.quoted(entry.route ?? "unmatched"))", "status=\(entry.status)",
+            "duration_ms=\(JSONValue((entry.durationSeconds * 1_000_000).rounded() / 1000).jsonText)", "bytes=\(entry.bytes)",
+            "request_id=\(Self.quoted(entry.requestID ?? ""))",
+        ]
+        if !entry.completed { fields.append("completed=false") }
+        return fields.joined(separator: " ")
+    }
+
+    private static func quoted(_ value: String) -> String {
+        value.contains(where: { $0 == " " || $0 == "\"" || $0 == "=" }) || value.isEmpty ? JSONValue.string(value).jsonText : value
+    }
+}

@@ -1,0 +1,64 @@
+import ModalStackCore
+import Synchronization
+
+/// Tells whoever watches a session (long polls, event streams) that it changed, after the change
+/// is committed. Listeners are called outside the lock, on the committing thread, and must not block.
+final class SessionNotifier: Sendable {
+    enum Notification: Sendable {
+        case changed(Session, SessionChange)
+        case deleted(sessionID: String)
+        /// The server is stopping: long polls answer now, streams end.
+        case shutdown
+    }
+
+    typealias Listener = @Sendable (Notification) -> Void
+
+    /// A registration, to be cancelled when the watcher is done.
+    struct Subscription: Sendable, Hashable {
+        let sessionID: String
+        let token: UInt64
+    }
+
+    private struct State {
+        var nextToken: UInt64 = 0
+        var listeners: [String: [UInt64: Listener]] = [:]
+        var count = 0
+    }
+
+    private let state = Mutex(State())
+
+    func subscribe(to sessionID: String, _ listener: @escaping Listener) -> Subscription {
+        state.withLock { state in
+            state.nextToken += 1
+            state.listeners[sessionID, default: [:]][state.nextToken] = listener
+            state.count += 1
+            return Subscription(sessionID: sessionID, token: state.nextToken)
+        }
+    }
+
+    func cancel(_ subscription: Subscription) {
+        state.withLock { state in
+            guard state.listeners[subscription.sessionID]?.removeValue(forKey: subscription.token) != nil else { return }
+            state.count -= 1
+            if state.listeners[subscription.sessionID]?.isEmpty == true {
+                state.listeners[subscription.sessionID] = nil
+            }
+        }
+    }
+
+    func publish(_ notification: Notification) {
+        let listeners = state.withLock { state in
+            switch notification {
+            case .changed(let session, _): Array((state.listeners[session.id] ?? [:]).values)
+            case .deleted(let id): Array((state.listeners[id] ?? [:]).values)
+            case .shutdown: state.listeners.values.flatMap(\.values)
+            }
+        }
+        for listener in listeners {
+            listener(notification)
+        }
+    }
+
+    /// How many watchers are registered.
+    var watcherCount: Int { state.withLock { $0.count } }
+}

@@ -1,0 +1,171 @@
+import Dispatch
+import Foundation
+import ModalStackCore
+import ModalStackHTTP
+import Synchronization
+import Testing
+
+/// Reads one sample from a Prometheus text exposition (`name{labels} value`).
+func metric(_ text: String, _ series: String) -> Double? {
+    for line in text.split(separator: "\n") where line.hasPrefix(series + " ") {
+        return Double(line.dropFirst(series.count + 1))
+    }
+    return nil
+}
+
+@Suite("Operations over HTTP", .enabled(if: ServerProcess.isLocal, "starts servers with operations settings"))
+struct OperationsTests {
+    @Test("with API keys, /v1 needs a Bearer key: missing and wrong are 401, either of two keys works")
+    func apiKeys() throws {
+        let keyFile = NSTemporaryDirectory() + "keys-\(UUID().uuidString)"
+        try Data("# rotated in\nkey-three\n".utf8).write(to: URL(fileURLWithPath: keyFile))
+        defer { try? FileManager.default.removeItem(atPath: keyFile) }
+        let server = try ServerProcess(arguments: ["--api-key", "key-one, key-two", "--api-key-file", keyFile])
+        let client = server.client()
+        let path = "/v1/sessions/\(uniqueSessionID())"
+        let missing = try client.call("PUT", path)
+        #expect(missing.status == 401)
+        #expect(missing.problemSlug == "unauthorized")
+        #expect(missing.headers["WWW-Authenticate"] == #"Bearer realm="modalstack""#)
+        let wrong = try client.call("PUT", path, headers: ["Authorization": "Bearer key-on"])
+        #expect(wrong.status == 401)
+        #expect(wrong.headers["WWW-Authenticate"]?.contains("invalid_token") == true)
+        #expect(try client.call("PUT", path, headers: ["Authorization": "Basic a2V5LW9uZQ=="]).status == 401)
+        #expect(try client.call("PUT", path, headers: ["Authorization": "Bearer key-one"]).status == 201)
+        #expect(try client.call("GET", path, headers: ["Authorization": "Bearer key-two"]).status == 200)
+        #expect(try client.call("GET", path, headers: ["Authorization": "bearer key-three"]).status == 200)
+        #expect(try client.call("GET", "/livez").status == 200)
+        #expect(try client.call("GET", "/metrics").status == 200)
+        #expect(try client.call("GET", "/openapi.yaml").status == 200)
+    }
+
+    @Test("--auth-operations protects health and metrics too")
+    func protectedOperations() throws {
+        let server = try ServerProcess(arguments: ["--api-key", "k", "--auth-operations", "true"])
+        let client = server.client()
+        #expect(try client.call("GET", "/metrics").status == 401)
+        #expect(try client.call("GET", "/readyz", headers: ["Authorization": "Bearer k"]).status == 200)
+    }
+
+    @Test("metrics move when requests are made, with route templates and no session ids")
+    func metricsMove() throws {
+        let server = try ServerProcess()
+        let client = server.client()
+        let series = #"modalstack_http_requests_total{method="POST",route="/v1/sessions/{sessionId}/presentations",status="2xx"}"#
+        let before = try client.send(method: "GET", path: "/metrics").text
+        #expect(before.contains("# TYPE modalstack_http_request_duration_seconds histogram"))
+        let id = uniqueSessionID()
+        try client.call("POST", "/v1/sessions/\(id)/presentations", json: ["destination": "a"])
+        try client.call("POST", "/v1/sessions/\(id)/presentations", json: ["destination": "b"])
+        try client.call("POST", "/v1/sessions/\(id)/dismiss", json: [:])
+        Thread.sleep(forTimeInterval: 0.2)
+        let after = try client.send(method: "GET", path: "/metrics")
+        #expect(after.headers["Content-Type"]?.hasPrefix("text/plain; version=0.0.4") == true)
+        #expect((metric(after.text, series) ?? 0) - (metric(before, series) ?? 0) == 2)
+        #expect(metric(after.text, #"modalstack_presentation_events_total{event="presented"}"#) == 2)
+        #expect(metric(after.text, #"modalstack_presentation_events_total{event="dismissed"}"#) == 1)
+        #expect(metric(after.text, "modalstack_sessions") == 1)
+        #expect((metric(after.text, "modalstack_db_commit_duration_seconds_count") ?? 0) >= 3)
+        #expect((metric(after.text, "process_resident_memory_bytes") ?? 0) > 1_000_000)
+        #expect(!after.text.contains(id))
+    }
+
+    @Test("one structured log line per request, with the request id accepted or made, and echoed")
+    func accessLog() throws {
+        let server = try ServerProcess(capturingOutput: true)
+        let client = server.client()
+        let given = try client.call("GET", "/v1/sessions/\(uniqueSessionID())", headers: ["X-Request-Id": "req-given-1"])
+        #expect(given.headers["X-Request-Id"] == "req-given-1")
+        let made = try client.call("PUT", "/v1/sessions/\(uniqueSessionID())")
+        let madeID = try #require(made.headers["X-Request-Id"])
+        Thread.sleep(forTimeInterval: 0.3)
+        let lines = server.outputLines().compactMap { try? JSONParser.parse($0) }
+        let first = try #require(lines.first { $0["requestId"] == "req-given-1" })
+        #expect(first["method"] == "GET")
+        #expect(first["route"] == "/v1/sessions/{sessionId}")
+        #expect(first["status"] == 404)
+        #expect(first["level"] == "info")
+        #expect(first["time"]?.stringValue.flatMap(Timestamp.init(rfc3339:)) != nil)
+        #expect(first["durationMs"]?.doubleValue != nil)
+        #expect((first["bytes"]?.intValue ?? 0) > 0)
+        #expect(lines.contains { $0["requestId"] == .string(madeID) && $0["status"] == 201 })
+    }
+
+    @Test("sessions idle past their TTL read as 404 and are swept")
+    func expiry() throws {
+        let server = try ServerProcess(arguments: ["--session-ttl", "1"])
+        let client = server.client()
+        let short = uniqueSessionID()
+        let long = uniqueSessionID()
+        try client.call("POST", "/v1/sessions/\(short)/presentations", json: ["destination": "a"])
+        #expect(try client.call("PUT", "/v1/sessions/\(long)", json: ["ttl": 3600]).json["ttl"] == 3600)
+        Thread.sleep(forTimeInterval: 1.3)
+        #expect(try client.call("GET", "/v1/sessions/\(short)").status == 404)
+        #expect(try client.call("GET", "/v1/sessions/\(long)").status == 200)
+        var swept = false
+        for _ in 0..<40 where !swept {
+            swept = metric(try client.send(method: "GET", path: "/metrics").text, "modalstack_sessions") == 1
+            if !swept { Thread.sleep(forTimeInterval: 0.25) }
+        }
+        #expect(swept)
+        let fresh = try client.call("POST", "/v1/sessions/\(short)/presentations", json: ["destination": "b"])
+        #expect(fresh.json["session"]?["version"] == 1)
+    }
+
+    @Test("SIGTERM: waiting long polls answer 304, no acknowledged write is lost, exit status 0")
+    func gracefulStop() throws {
+        let server = try ServerProcess(arguments: ["--event-log-size", "1000000"])
+        let base = "/v1/sessions/\(uniqueSessionID())"
+        try server.client().call("PUT", base)
+        let pollStatus = Mutex<Int?>(nil)
+        let pollDone = DispatchSemaphore(value: 0)
+        let heldID = "held-session"
+        try server.client().call("PUT", "/v1/sessions/\(heldID)")
+        DispatchQueue.global().async {
+            let response = try? server.client().call("GET", "/v1/sessions/\(heldID)", headers: ["If-None-Match": "\"1\"", "Prefer": "wait=30"])
+            pollStatus.withLock { $0 = response?.status }
+            pollDone.signal()
+        }
+        let acknowledged = Mutex<[String]>([])
+        let stopWriting = Mutex(false)
+        let writerDone = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            let client = server.client()
+            var index = 0
+            while !stopWriting.withLock({ $0 }) {
+                let key = "k\(index)"
+                guard let response = try? client.call("POST", "\(base)/presentations", json: ["destination": "d", "key": .string(key)]),
+                    response.status == 201
+                else { break }
+                acknowledged.withLock { $0.append(key) }
+                guard (try? client.call("POST", "\(base)/dismiss", json: [:]))?.status == 200 else { break }
+                index += 1
+            }
+            writerDone.signal()
+        }
+        Thread.sleep(forTimeInterval: 0.5)
+        #expect(server.stop(signal: SIGTERM) == 0)
+        stopWriting.withLock { $0 = true }
+        #expect(writerDone.wait(timeout: .now() + 10) == .success)
+        #expect(pollDone.wait(timeout: .now() + 10) == .success)
+        #expect(pollStatus.withLock { $0 } == 304)
+        try server.start()
+        let presentedKeys = Set(
+            try allEvents(server.client(), base).filter { $0["type"] == "presented" }.compactMap { $0["presentation"]?["key"]?.stringValue })
+        let acked = acknowledged.withLock { $0 }
+        #expect(!acked.isEmpty)
+        #expect(Set(acked).isSubset(of: presentedKeys))
+    }
+}
+
+/// Every event of a session's log, following the `next` links.
+func allEvents(_ client: HTTPClient, _ base: String) throws -> [JSONValue] {
+    var events: [JSONValue] = []
+    var next: String? = "\(base)/events?limit=1000"
+    while let path = next {
+        let page = try client.call("GET", path)
+        events += page.json["events"]?.arrayValue ?? []
+        next = page.json["next"]?.stringValue
+    }
+    return events
+}

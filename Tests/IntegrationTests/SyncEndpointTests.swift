@@ -1,0 +1,229 @@
+import Dispatch
+import Foundation
+import ModalStackCore
+import ModalStackHTTP
+import Synchronization
+import Testing
+
+@Suite("Versions, preconditions and idempotent retries over HTTP")
+struct SyncEndpointTests {
+    @Test("every session response carries ETag; If-None-Match answers 304 while unchanged")
+    func etags() throws {
+        let server = try ServerProcess()
+        let client = server.client()
+        let base = "/v1/sessions/\(uniqueSessionID())"
+        let created = try client.call("POST", "\(base)/presentations", json: ["destination": "settings"])
+        #expect(created.headers["ETag"] == "\"1\"")
+        let read = try client.call("GET", base)
+        #expect(read.headers["ETag"] == "\"1\"")
+        let unchanged = try client.call("GET", base, headers: ["If-None-Match": "\"1\""])
+        #expect(unchanged.status == 304)
+        #expect(unchanged.raw.isEmpty)
+        #expect(unchanged.headers["ETag"] == "\"1\"")
+        #expect(try client.call("GET", base, headers: ["If-None-Match": "W/\"1\", \"7\""]).status == 304)
+        #expect(try client.call("GET", base, headers: ["If-None-Match": "\"0\""]).status == 200)
+        #expect(try client.call("GET", base, headers: ["If-None-Match": "*"]).status == 304)
+    }
+
+    @Test("a stale If-Match is a 412 with the current version, and nothing changes")
+    func ifMatch() throws {
+        let server = try ServerProcess()
+        let client = server.client()
+        let base = "/v1/sessions/\(uniqueSessionID())"
+        try client.call("POST", "\(base)/presentations", json: ["destination": "settings"])
+        let stale = try client.call("POST", "\(base)/presentations", json: ["destination": "help"], headers: ["If-Match": "\"0\""])
+        #expect(stale.status == 412)
+        #expect(stale.problemSlug == "precondition-failed")
+        #expect(stale.json["currentVersion"] == 1)
+        #expect(try client.call("GET", base).json["version"] == 1)
+        let fresh = try client.call("POST", "\(base)/presentations", json: ["destination": "help"], headers: ["If-Match": "\"1\""])
+        #expect(fresh.status == 201)
+        #expect(fresh.headers["ETag"] == "\"2\"")
+        #expect(try client.call("POST", "\(base)/dismiss", json: [:], headers: ["If-Match": "\"1\""]).status == 412)
+        #expect(try client.call("DELETE", base, headers: ["If-Match": "\"1\""]).status == 412)
+        #expect(try client.call("POST", "\(base)/dismiss", json: [:], headers: ["If-Match": "*"]).status == 200)
+        #expect(try client.call("PUT", "/v1/sessions/\(uniqueSessionID())/stack", json: ["stack": []], headers: ["If-Match": "\"1\""]).status == 412)
+        #expect(try client.call("GET", base, headers: ["If-Match": "garbage"]).status == 200)
+        #expect(try client.call("POST", "\(base)/dismiss", json: [:], headers: ["If-Match": "garbage"]).status == 400)
+    }
+
+    @Test("--require-if-match refuses changes without If-Match (428)", .enabled(if: ServerProcess.isLocal))
+    func requireIfMatch() throws {
+        let server = try ServerProcess(arguments: ["--require-if-match", "true"])
+        let client = server.client()
+        let id = uniqueSessionID()
+        #expect(try client.call("PUT", "/v1/sessions/\(id)").status == 201)
+        let missing = try client.call("POST", "/v1/sessions/\(id)/presentations", json: ["destination": "a"])
+        #expect(missing.status == 428)
+        #expect(missing.problemSlug == "precondition-required")
+        #expect(try client.call("POST", "/v1/sessions/\(id)/presentations", json: ["destination": "a"], headers: ["If-Match": "\"1\""]).status == 201)
+    }
+
+    @Test("a retry with the same Idempotency-Key replays the stored response byte for byte, with no second change")
+    func idempotentReplay() throws {
+        let server = try ServerProcess()
+        let client = server.client()
+        let base = "/v1/sessions/\(uniqueSessionID())"
+        let body: JSONValue = ["destination": "help", "payload": ["text": "Hi"]]
+        let first = try client.send(method: "POST", path: "\(base)/presentations", headers: ["Content-Type": "application/json", "Idempotency-Key": "k-1"], body: body.serialized())
+        let retry = try client.send(method: "POST", path: "\(base)/presentations", headers: ["Content-Type": "application/json", "Idempotency-Key": "k-1"], body: body.serialized())
+        #expect(first.status == 201)
+        #expect(retry.status == 201)
+        #expect(retry.body == first.body)
+        #expect(retry.headers["Location"] == first.headers["Location"])
+        #expect(retry.headers["ETag"] == first.headers["ETag"])
+        #expect(retry.headers["Idempotent-Replayed"] == "true")
+        #expect(try client.call("GET", base).json["version"] == 1)
+        let other = try client.call("POST", "\(base)/presentations", json: ["destination": "other"], headers: ["Idempotency-Key": "k-1"])
+        #expect(other.status == 422)
+        #expect(other.problemSlug == "idempotency-key-reused")
+        #expect(try client.call("POST", "\(base)/presentations", json: ["destination": "b"], headers: ["Idempotency-Key": "bad key"]).status == 400)
+    }
+
+    @Test("stored idempotent responses survive a restart", .enabled(if: ServerProcess.isLocal))
+    func idempotencyPersists() throws {
+        let server = try ServerProcess()
+        var client = server.client()
+        let base = "/v1/sessions/\(uniqueSessionID())"
+        let first = try client.call("POST", "\(base)/presentations", json: ["destination": "a"], headers: ["Idempotency-Key": "persist"])
+        client.close()
+        try server.restart()
+        client = server.client()
+        let retry = try client.call("POST", "\(base)/presentations", json: ["destination": "a"], headers: ["Idempotency-Key": "persist"])
+        #expect(retry.raw == first.raw)
+        #expect(try client.call("GET", base).json["version"] == 1)
+    }
+
+    @Test("a retry storm: the same idempotent present from 20 connections at once yields one presentation")
+    func retryStorm() throws {
+        let server = try ServerProcess()
+        let base = "/v1/sessions/\(uniqueSessionID())"
+        let body = (["destination": "paywall", "payload": ["plan": "pro"]] as JSONValue).serialized()
+        let results = Mutex<[(Int, [UInt8])]>([])
+        DispatchQueue.concurrentPerform(iterations: 20) { _ in
+            let client = server.client()
+            defer { client.close() }
+            guard let response = try? client.send(
+                method: "POST", path: "\(base)/presentations",
+                headers: ["Content-Type": "application/json", "Idempotency-Key": "storm"], body: body)
+            else { return }
+            results.withLock { $0.append((response.status, response.body)) }
+        }
+        let all = results.withLock { $0 }
+        #expect(all.count == 20)
+        let created = all.filter { $0.0 == 201 }
+        #expect(!created.isEmpty)
+        #expect(all.allSatisfy { $0.0 == 201 || $0.0 == 409 })
+        #expect(Set(created.map(\.1)).count == 1)
+        let session = try server.client().call("GET", base)
+        #expect(session.json["stack"]?.arrayValue?.count == 1)
+        #expect(session.json["version"] == 1)
+    }
+}
+
+@Suite("Watching, the event log and transition plans over HTTP")
+struct WatchEndpointTests {
+    @Test("a long poll is woken by a present from another connection")
+    func longPollWakes() throws {
+        let server = try ServerProcess()
+        let base = "/v1/sessions/\(uniqueSessionID())"
+        try server.client().call("PUT", base)
+        let answer = Mutex<JSONResponse?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            let response = try? server.client().call("GET", base, headers: ["If-None-Match": "\"1\"", "Prefer": "wait=20"])
+            answer.withLock { $0 = response }
+            done.signal()
+        }
+        // Present only once the poll is held, as the server's own gauge says.
+        var held = false
+        for _ in 0..<100 where !held {
+            held = metric(try server.client().send(method: "GET", path: "/metrics").text, "modalstack_long_polls_waiting") == 1
+            if !held { Thread.sleep(forTimeInterval: 0.05) }
+        }
+        #expect(held)
+        #expect(answer.withLock { $0 } == nil)
+        let presented = try server.client().call("POST", "\(base)/presentations", json: ["destination": "settings"])
+        #expect(done.wait(timeout: .now() + 10) == .success)
+        let response = try #require(answer.withLock { $0 })
+        #expect(response.status == 200)
+        #expect(response.json["version"] == 2)
+        #expect(response.json == presented.json["session"])
+        #expect(response.headers["Preference-Applied"] == "wait=20")
+        #expect(response.headers["ETag"] == "\"2\"")
+    }
+
+    @Test("a long poll that sees no change ends with 304 after the wait; ?wait= works too")
+    func longPollTimesOut() throws {
+        let server = try ServerProcess()
+        let client = server.client()
+        let base = "/v1/sessions/\(uniqueSessionID())"
+        try client.call("PUT", base)
+        let started = Date()
+        let response = try client.call("GET", "\(base)?wait=1", headers: ["If-None-Match": "\"1\""])
+        #expect(response.status == 304)
+        #expect(response.headers["Preference-Applied"] == "wait=1")
+        #expect(Date().timeIntervalSince(started) >= 0.9)
+        #expect(try client.call("GET", "\(base)?wait=soon", headers: ["If-None-Match": "\"1\""]).status == 400)
+    }
+
+    @Test("the event log pages through every change, with a next link")
+    func eventLog() throws {
+        let server = try ServerProcess()
+        let client = server.client()
+        let base = "/v1/sessions/\(uniqueSessionID())"
+        try client.call("POST", "\(base)/presentations", json: ["destination": "a"])
+        try client.call("POST", "\(base)/presentations", json: ["destination": "b", "style": "alert", "title": "t"])
+        try client.call("POST", "\(base)/presentations", json: ["destination": "c"])
+        try client.call("POST", "\(base)/dismiss", json: ["result": ["buttonId": "ok"]])
+        var types: [String] = []
+        var versions: [Int] = []
+        var next: String? = "\(base)/events?after=0&limit=2"
+        var pages = 0
+        while let path = next {
+            let page = try client.call("GET", path)
+            #expect(page.status == 200)
+            for event in page.json["events"]?.arrayValue ?? [] {
+                types.append(event["type"]?.stringValue ?? "?")
+                versions.append(event["version"]?.intValue ?? -1)
+            }
+            next = page.json["next"]?.stringValue
+            pages += 1
+        }
+        #expect(types == ["sessionCreated", "presented", "presented", "queued", "dismissed", "promoted"])
+        #expect(versions == [1, 1, 2, 3, 4, 4])
+        #expect(pages == 3)
+        #expect(try client.call("GET", "\(base)/events?limit=5000").status == 400)
+    }
+
+    @Test("every change answers with its transition; GET transition plans from any logged version")
+    func transitions() throws {
+        let server = try ServerProcess(arguments: ServerProcess.isLocal ? ["--event-log-size", "3"] : [])
+        let client = server.client()
+        let base = "/v1/sessions/\(uniqueSessionID())"
+        let a = try client.call("POST", "\(base)/presentations", json: ["destination": "a"])
+        let aID = try #require(a.json["presentation"]?["id"]?.stringValue)
+        #expect(a.json["transition"] == [["present": .string(aID)]])
+        let b = try client.call("POST", "\(base)/presentations", json: ["destination": "b"])
+        let bID = try #require(b.json["presentation"]?["id"]?.stringValue)
+        let deepLink = try client.call("PUT", "\(base)/stack", json: ["stack": [["destination": "x"], ["destination": "y"]]])
+        let newIDs = deepLink.json["session"]?["stack"]?.arrayValue?.compactMap { $0["id"]?.stringValue } ?? []
+        #expect(deepLink.json["transition"] == .array(
+            [["dismiss": .string(bID)], ["dismiss": .string(aID)]] + newIDs.map { ["present": .string($0)] }))
+        let fromOne = try client.call("GET", "\(base)/transition?from=1")
+        #expect(fromOne.json["transition"] == .array([["dismiss": .string(aID)]] + newIDs.map { ["present": .string($0)] }))
+        #expect(fromOne.json["to"] == 3)
+        #expect(try client.call("GET", "\(base)/transition?from=3").json["transition"] == [])
+        #expect(try client.call("GET", "\(base)/transition?from=0").json["transition"] == .array(newIDs.map { ["present": .string($0)] }))
+        #expect(try client.call("GET", "\(base)/transition?from=9").status == 400)
+        #expect(try client.call("GET", "\(base)/transition").status == 400)
+        if ServerProcess.isLocal {
+            for name in ["p", "q", "r"] {
+                try client.call("POST", "\(base)/presentations", json: ["destination": .string(name)])
+            }
+            let gone = try client.call("GET", "\(base)/transition?from=1")
+            #expect(gone.status == 410)
+            #expect(gone.problemSlug == "version-gone")
+        }
+    }
+}

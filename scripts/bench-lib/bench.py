@@ -1,0 +1,703 @@
+#!/usr/bin/env python3
+"""The driver of scripts/bench: measures ModalStack against a ceiling and a peer, on loopback.
+
+  scripts/bench [--quick | --full] [--markdown FILE] [--duration S] [--repeats N]
+                [--connections 16,64,256] [--sessions N] [--tmpdir DIR]
+
+Run through scripts/bench, which installs what is missing, builds the release binary and passes
+--binary. A measurement, not a test: it prints ratios against the targets and asserts nothing.
+
+Method
+------
+* Everything runs on this machine over loopback. When at least two cores are available, the server
+  under test (every process of it: ModalStack; the C ceiling; redis-server and webdis together) is
+  pinned to the first half of the cores and wrk to the other half (`taskset -c`, wrk with one
+  thread per core it gets); with 2 cores that is server on core 0, wrk -t1 on core 1.
+* wrk, the same settings for every target: keep-alive, a fixed duration, each connection count,
+  a 5 s request timeout, scripts/bench-lib/wrk.lua choosing the requests. Each measurement is
+  repeated (3 times; once with --quick) and the median of each figure is reported. A short warm-up
+  precedes each scenario and is not counted.
+* Targets:
+  - ceiling: scripts/ceiling/ceiling.c, libmicrohttpd with ModalStack's daemon flags
+    (INTERNAL_POLLING_THREAD | EPOLL | ALLOW_SUSPEND_RESUME | ITC), the same thread pool (2) and
+    connection limit, the response queued on the handler's last call, a fixed ~340-byte JSON body.
+  - peer: redis-server (AOF on, `appendfsync everysec`, then `always`; no RDB snapshots) behind
+    webdis (2 threads), each session a Redis list holding the same presentation JSON ModalStack
+    stores: reads are `LRANGE bench-N 0 -1`, writes `LPUSH bench-N <the present's JSON>` then
+    `LPOP bench-N`.
+  - ModalStack (`--durability normal`, then `full`, `--threads 2`): reads `GET /v1/sessions/bench-N`,
+    writes a present of {"destination":"settings","payload":{"n":k}} then `POST …/dismiss {}` on the
+    same session (a push, then a pop: every write is a committed change).
+* Scenarios: read (random sessions), write (present+dismiss pairs; LPUSH+LPOP), mix (90 % reads,
+  10 % writes), read-close (reads with `Connection: close`: a new TCP connection per request).
+* Sessions: one session is made through the API (a present of "profile"), then cloned row by row
+  into N sessions bench-0 … bench-N-1 with Python's sqlite3 (every table, every row of that
+  session, with its id and its presentation's id replaced), so the file is what the server itself
+  writes, and loads in seconds even for 1M sessions. Every server run starts from a fresh copy.
+* Per measurement: requests/s, p50/p99 latency (wrk's, in ms), errors (socket errors, timeouts and
+  HTTP statuses >= 400), the server's peak RSS (VmHWM from /proc/PID/status, reset through
+  /proc/PID/clear_refs before each run; for the peer the sum of redis-server's and webdis's) and
+  its CPU time during the run (utime + stime from /proc/PID/stat; CPU % is of one core).
+* Scaling: ModalStack (normal) with 1k, 10k, 100k sessions (and 1M with --full): start-up time
+  (spawn until GET /readyz answers 200), RSS once ready, reads and writes at 64 connections with
+  their peak RSS. With --quick only 1k, taken from the main ModalStack runs.
+"""
+import argparse, ctypes, datetime, os, re, resource, shutil, signal, socket, sqlite3, statistics, subprocess, sys, tempfile, time
+import json
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+LUA = os.path.join(HERE, "wrk.lua")
+CEILING_SOURCE = os.path.join(ROOT, "scripts", "ceiling", "ceiling.c")
+TEMPLATE_ID = "bench-template"
+TEMPLATE_PRESENT = {"destination": "profile", "payload": {"user": "bench", "theme": "dark"}}
+SERVER_THREADS = 2
+
+
+def log(message):
+    print(f"[bench {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# Processes: every one we start is recorded by PID and stopped by PID, even on Ctrl-C.
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def _die_with_parent():
+    # PR_SET_PDEATHSIG: if the driver is killed outright, its servers get SIGTERM.
+    _libc.prctl(1, signal.SIGTERM, 0, 0, 0)
+
+
+class Processes:
+    def __init__(self):
+        self.running = []
+
+    def start(self, argv, cpus=None, stdout=None, stderr=None):
+        if cpus:
+            argv = ["taskset", "-c", cpus] + argv
+        process = subprocess.Popen(argv, stdout=stdout or subprocess.DEVNULL, stderr=stderr or subprocess.DEVNULL,
+                                   stdin=subprocess.DEVNULL, start_new_session=True, preexec_fn=_die_with_parent)
+        self.running.append(process)
+        return process
+
+    def stop(self, process, grace=15.0):
+        if process.poll() is None:
+            try:
+                process.send_signal(signal.SIGTERM)
+                process.wait(timeout=grace)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+            except ProcessLookupError:
+                pass
+        if process in self.running:
+            self.running.remove(process)
+
+    def stop_all(self):
+        for process in reversed(list(self.running)):
+            self.stop(process, grace=5.0)
+
+
+PROCESSES = Processes()
+
+
+def _terminate(signum, frame):
+    raise SystemExit(128 + signum)
+
+
+# ---------------------------------------------------------------------------------------------
+# /proc
+
+def rss_kib(pid, field="VmRSS"):
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            for line in status:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1])
+    except FileNotFoundError:
+        pass
+    return 0
+
+
+def cpu_seconds(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except FileNotFoundError:
+        return 0.0
+
+
+def reset_peak(pid):
+    try:
+        with open(f"/proc/{pid}/clear_refs", "w") as clear:
+            clear.write("5")  # resets VmHWM to the current RSS (Linux >= 4.0)
+        return True
+    except OSError:
+        return False
+
+
+# ---------------------------------------------------------------------------------------------
+# HTTP and ports
+
+def http(port, method, path, body=None, timeout=10.0):
+    payload = json.dumps(body).encode() if body is not None else b""
+    head = f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: {len(payload)}\r\nConnection: close\r\n"
+    if body is not None:
+        head += "Content-Type: application/json\r\n"
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as connection:
+        connection.sendall(head.encode() + b"\r\n" + payload)
+        data = b""
+        while chunk := connection.recv(65536):
+            data += chunk
+    header, _, content = data.partition(b"\r\n\r\n")
+    return int(header.split(b" ", 2)[1]), content
+
+
+def free_port():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def wait_for_port(port, process, timeout=10.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"process {process.args} exited with {process.returncode}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return
+        except OSError:
+            time.sleep(0.005)
+    raise RuntimeError(f"nothing listens on port {port} after {timeout} s")
+
+
+def wait_for_listening_line(path, process, timeout=30.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with open(path, errors="replace") as log_file:
+            match = re.search(r"listening on (\S+):(\d+)", log_file.read())
+        if match:
+            return int(match.group(2))
+        if process.poll() is not None:
+            with open(path, errors="replace") as log_file:
+                raise RuntimeError(f"{process.args[-1]} exited with {process.returncode}: {log_file.read()[-2000:]}")
+        time.sleep(0.002)
+    raise RuntimeError(f"no 'listening on' line in {path} after {timeout} s")
+
+
+# ---------------------------------------------------------------------------------------------
+# Servers
+
+class Server:
+    """A started target: its base URL, the PIDs that make it (for RSS and CPU) and how to stop it."""
+
+    def __init__(self, name, port, processes, startup=None):
+        self.name, self.port, self.processes, self.startup = name, port, processes, startup
+
+    @property
+    def pids(self):
+        return [process.pid for process in self.processes]
+
+    def stop(self):
+        for process in self.processes:
+            PROCESSES.stop(process)
+
+
+def start_modalstack(bench, database, durability):
+    log_path = os.path.join(bench.tmp, f"modalstack-{durability}-{os.path.basename(database)}.log")
+    with open(log_path, "w") as log_file:
+        started = time.monotonic()
+        process = PROCESSES.start(
+            [bench.binary, "--host", "127.0.0.1", "--port", "0", "--db", database, "--durability", durability,
+             "--threads", str(SERVER_THREADS)],
+            cpus=bench.server_cpus, stderr=log_file)
+    port = wait_for_listening_line(log_path, process)
+    while True:
+        try:
+            if http(port, "GET", "/readyz")[0] == 200:
+                break
+        except OSError:
+            pass
+        if process.poll() is not None or time.monotonic() - started > 60:
+            raise RuntimeError(f"ModalStack did not become ready; see {log_path}")
+        time.sleep(0.002)
+    return Server(f"ModalStack {durability}", port, [process], startup=time.monotonic() - started)
+
+
+def start_ceiling(bench):
+    log_path = os.path.join(bench.tmp, "ceiling.log")
+    with open(log_path, "w") as log_file:
+        process = PROCESSES.start([bench.ceiling, "0", str(SERVER_THREADS)], cpus=bench.server_cpus, stderr=log_file)
+    port = wait_for_listening_line(log_path, process)
+    return Server("ceiling", port, [process])
+
+
+def start_peer(bench, fsync, sessions, element):
+    directory = os.path.join(bench.tmp, f"redis-{fsync}")
+    os.makedirs(directory, exist_ok=True)
+    redis_port, http_port = free_port(), free_port()
+    redis = PROCESSES.start(
+        ["redis-server", "--bind", "127.0.0.1", "--port", str(redis_port), "--dir", directory, "--appendonly", "yes",
+         "--appendfsync", fsync, "--save", "", "--daemonize", "no", "--logfile", os.path.join(directory, "redis.log")],
+        cpus=bench.server_cpus)
+    wait_for_port(redis_port, redis)
+    # Load the sessions: one list per session holding the presentation's JSON, as ModalStack stores it.
+    value = element.encode()
+    commands = bytearray()
+    for index in range(sessions):
+        key = f"bench-{index}".encode()
+        commands += b"*3\r\n$5\r\nRPUSH\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n" % (len(key), key, len(value), value)
+    loaded = subprocess.run(["redis-cli", "-h", "127.0.0.1", "-p", str(redis_port), "--pipe"], input=bytes(commands),
+                            capture_output=True, check=True)
+    if b"errors: 0" not in loaded.stdout:
+        raise RuntimeError(f"loading redis failed: {loaded.stdout.decode(errors='replace')}")
+    config = {
+        "redis_host": "127.0.0.1", "redis_port": redis_port, "redis_auth": None,
+        "http_host": "127.0.0.1", "http_port": http_port, "threads": SERVER_THREADS,
+        "daemonize": False, "database": 0, "acl": [{"disabled": ["DEBUG"]}],
+        "verbosity": 0, "logfile": os.path.join(directory, "webdis.log"),
+    }
+    config_path = os.path.join(directory, "webdis.json")
+    with open(config_path, "w") as config_file:
+        json.dump(config, config_file)
+    webdis = PROCESSES.start(["webdis", config_path], cpus=bench.server_cpus)
+    wait_for_port(http_port, webdis)
+    status, body = http(http_port, "GET", "/LRANGE/bench-0/0/-1")
+    if status != 200 or b"profile" not in body:
+        raise RuntimeError(f"webdis answers {status} {body[:200]!r}")
+    return Server(f"webdis+redis {fsync}", http_port, [webdis, redis])
+
+
+# ---------------------------------------------------------------------------------------------
+# The sessions: one made through the API, cloned into many with sqlite3
+
+def make_template(bench):
+    """Returns (the template database path, the stored presentation's JSON text)."""
+    path = os.path.join(bench.tmp, "template.sqlite")
+    server = start_modalstack(bench, path, "normal")
+    try:
+        status, body = http(server.port, "POST", f"/v1/sessions/{TEMPLATE_ID}/presentations", TEMPLATE_PRESENT)
+        if status != 201:
+            raise RuntimeError(f"the template present answered {status}: {body[:300]!r}")
+        status, body = http(server.port, "GET", f"/v1/sessions/{TEMPLATE_ID}")
+        session = json.loads(body)
+        presentation = session["stack"][0]
+    finally:
+        server.stop()
+    return path, presentation
+
+
+def make_database(bench, path, sessions):
+    """Clones the template session into bench-0 … bench-(sessions-1): every row of every table that
+    names the template session, with the session id and the presentation id replaced."""
+    started = time.monotonic()
+    presentation_id = bench.presentation["id"]
+    for suffix in ("", "-wal", "-shm"):
+        if os.path.exists(path + suffix):
+            os.remove(path + suffix)
+    source = sqlite3.connect(bench.template)
+    target = sqlite3.connect(path, isolation_level=None)
+    source.backup(target)
+    source.close()
+    target.execute("PRAGMA journal_mode=DELETE")
+    target.execute("PRAGMA synchronous=OFF")
+    target.execute("PRAGMA cache_size=-262144")
+    tables = [name for (name,) in target.execute(
+        "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")]
+    template_rows = {}
+    for table in tables:
+        columns = [row[1] for row in target.execute(f'PRAGMA table_info("{table}")')]
+        rows = [row for row in target.execute(f'SELECT * FROM "{table}"')
+                if any(isinstance(value, str) and TEMPLATE_ID in value for value in row)
+                or any(isinstance(value, bytes) and TEMPLATE_ID.encode() in value for value in row)]
+        if rows:
+            template_rows[table] = (columns, rows)
+    if "sessions" not in template_rows:
+        raise RuntimeError("the template database has no sessions row for the template session")
+    ids = sorted(f"bench-{index}" for index in range(sessions))  # key order: fast B-tree appends
+
+    def substitute(value, session_id, new_presentation_id):
+        if isinstance(value, str):
+            return value.replace(TEMPLATE_ID, session_id).replace(presentation_id, new_presentation_id)
+        if isinstance(value, bytes):
+            return value.replace(TEMPLATE_ID.encode(), session_id.encode()).replace(
+                presentation_id.encode(), new_presentation_id.encode())
+        return value
+
+    target.execute("BEGIN")
+    for table, (columns, rows) in template_rows.items():
+        quoted = ", ".join(f'"{column}"' for column in columns)
+        match = " AND ".join(f'"{column}" IS ?' for column in columns)
+        for row in rows:
+            target.execute(f'DELETE FROM "{table}" WHERE {match}', row)
+        insert = f'INSERT INTO "{table}" ({quoted}) VALUES ({", ".join("?" * len(columns))})'
+        target.executemany(insert, (
+            tuple(substitute(value, session_id, f"bp{session_id[6:]:0>22}") for value in row)
+            for session_id in ids for row in rows))
+    target.execute("COMMIT")
+    target.execute("PRAGMA journal_mode=WAL")
+    target.close()
+    log(f"database with {sessions} sessions: {os.path.getsize(path) / 2**20:.1f} MiB, "
+        f"made in {time.monotonic() - started:.1f} s")
+
+
+# ---------------------------------------------------------------------------------------------
+# wrk
+
+RUN_NUMBERS = iter(range(int(time.time()) * 1000, 1 << 62))
+WRK_FIELDS = ("requests", "duration_us", "bytes", "p50_us", "p90_us", "p99_us", "max_us",
+              "connect", "read", "write", "status", "timeout")
+
+
+def run_wrk(bench, server, mode, kind, sessions, connections, duration, close=False):
+    for pid in server.pids:
+        reset_peak(pid)
+    cpu_before = sum(cpu_seconds(pid) for pid in server.pids)
+    argv = ["wrk", "-t", str(bench.wrk_threads), "-c", str(connections), "-d", f"{duration}s", "--timeout", "5s",
+            "-s", LUA]
+    if close:
+        argv += ["-H", "Connection: close"]
+    argv += [f"http://127.0.0.1:{server.port}/", "--", mode, kind, str(sessions), "10", str(next(RUN_NUMBERS))]
+    if bench.wrk_cpus:
+        argv = ["taskset", "-c", bench.wrk_cpus] + argv
+    process = PROCESSES.start(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        out, err = process.communicate(timeout=duration + 60)
+    finally:
+        PROCESSES.stop(process)
+    cpu = sum(cpu_seconds(pid) for pid in server.pids) - cpu_before
+    peak = sum(rss_kib(pid, "VmHWM") for pid in server.pids)
+    match = re.search(r"BENCH_RESULT (.*)", out.decode(errors="replace"))
+    if not match:
+        raise RuntimeError(f"wrk printed no result: {out.decode(errors='replace')} {err.decode(errors='replace')}")
+    values = {key: int(value) for key, value in (item.split("=") for item in match.group(1).split())}
+    seconds = values["duration_us"] / 1e6
+    errors = sum(values[key] for key in ("connect", "read", "write", "status", "timeout"))
+    if errors:
+        log(f"  {server.name} {mode}{' close' if close else ''} c{connections}: {errors} errors "
+            f"(connect {values['connect']}, read {values['read']}, write {values['write']}, "
+            f"status>=400 {values['status']}, timeout {values['timeout']})")
+    return {
+        "rps": values["requests"] / seconds, "p50": values["p50_us"] / 1000, "p99": values["p99_us"] / 1000,
+        "rss": peak / 1024, "cpu": cpu, "cpu_pct": 100 * cpu / seconds, "errors": errors,
+    }
+
+
+def median_of(runs):
+    result = {key: statistics.median(run[key] for run in runs) for key in runs[0] if key != "errors"}
+    result["errors"] = sum(run["errors"] for run in runs)
+    return result
+
+
+SCENARIOS = {
+    # name: (wrk.lua mode, Connection: close, label)
+    "read": ("read", False, "read"),
+    "write": ("write", False, "write"),
+    "mix": ("mix", False, "90/10 mix"),
+    "read-close": ("read", True, "read, conn/request"),
+}
+
+
+def measure(bench, server, kind, scenarios, sessions, label, connections=None, repeats=None):
+    rows = []
+    for scenario in scenarios:
+        mode, close, _ = SCENARIOS[scenario]
+        if bench.warmup:
+            run_wrk(bench, server, mode, kind, sessions, 64, bench.warmup, close)
+        for count in connections or bench.connections:
+            runs = [run_wrk(bench, server, mode, kind, sessions, count, bench.duration, close)
+                    for _ in range(repeats or bench.repeats)]
+            row = {"target": label, "scenario": scenario, "connections": count, **median_of(runs)}
+            log(f"  {label:<24} {scenario:<11} c{count:<4} {row['rps']:>9.0f} req/s  p50 {row['p50']:.2f} ms  "
+                f"p99 {row['p99']:.2f} ms  RSS {row['rss']:.1f} MiB  CPU {row['cpu']:.2f} s")
+            rows.append(row)
+    return rows
+
+
+# ---------------------------------------------------------------------------------------------
+# Output
+
+def machine():
+    model = "unknown"
+    with open("/proc/cpuinfo") as cpuinfo:
+        for line in cpuinfo:
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    return {"nproc": os.cpu_count(), "model": model, "kernel": os.uname().release}
+
+
+def versions(bench):
+    def first_line(argv):
+        try:
+            result = subprocess.run(argv, capture_output=True, text=True, timeout=10)
+            return (result.stdout or result.stderr).strip().splitlines()[0]
+        except (OSError, IndexError, subprocess.TimeoutExpired):
+            return "?"
+    webdis = subprocess.run(["dpkg-query", "-W", "-f=${Version}", "webdis"], capture_output=True, text=True).stdout
+    mhd = subprocess.run(["pkg-config", "--modversion", "libmicrohttpd"], capture_output=True, text=True).stdout.strip()
+    return {"wrk": first_line(["wrk", "-v"]).split(" [")[0], "redis": first_line(["redis-server", "--version"]).split(" sha")[0],
+            "webdis": webdis or "?", "libmicrohttpd": mhd or "?"}
+
+
+def filesystem_of(path):
+    best, kind = "", "?"
+    with open("/proc/mounts") as mounts:
+        for line in mounts:
+            fields = line.split()
+            if path.startswith(fields[1]) and len(fields[1]) > len(best):
+                best, kind = fields[1], f"{fields[2]} ({fields[0]})"
+    return kind
+
+
+def table(headers, rows, markdown):
+    if markdown:
+        lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---:" if index else "---" for index in range(len(headers))) + "|"]
+        lines += ["| " + " | ".join(row) + " |" for row in rows]
+        return "\n".join(lines)
+    widths = [max(len(headers[index]), *(len(row[index]) for row in rows)) for index in range(len(headers))]
+    def line(cells):
+        return "  ".join(cell.ljust(widths[i]) if i < 3 else cell.rjust(widths[i]) for i, cell in enumerate(cells))
+    return "\n".join([line(headers), line(["-" * width for width in widths])] + [line(row) for row in rows])
+
+
+def results_table(rows, markdown):
+    headers = ["target", "scenario", "conns", "req/s", "p50 ms", "p99 ms", "peak RSS MiB", "CPU s", "CPU %", "errors"]
+    cells = [[row["target"], SCENARIOS[row["scenario"]][2], str(row["connections"]), f"{row['rps']:.0f}",
+              f"{row['p50']:.2f}", f"{row['p99']:.2f}", f"{row['rss']:.1f}", f"{row['cpu']:.2f}",
+              f"{row['cpu_pct']:.0f}", str(row["errors"])] for row in rows]
+    return table(headers, cells, markdown)
+
+
+def scaling_table(rows, markdown):
+    headers = ["sessions", "DB MiB", "start-up s", "RSS ready MiB", "read req/s", "read p99 ms", "read peak RSS MiB",
+               "write req/s", "write p99 ms", "write peak RSS MiB"]
+    cells = [[f"{row['sessions']:,}", f"{row['db_mib']:.1f}", f"{row['startup']:.3f}", f"{row['rss_ready']:.1f}",
+              f"{row['read']['rps']:.0f}", f"{row['read']['p99']:.2f}", f"{row['read']['rss']:.1f}",
+              f"{row['write']['rps']:.0f}", f"{row['write']['p99']:.2f}", f"{row['write']['rss']:.1f}"]
+             for row in rows]
+    return table(headers, cells, markdown)
+
+
+def ratios(rows, scaling, connections):
+    def find(target, scenario, count):
+        for row in rows:
+            if row["target"] == target and row["scenario"] == scenario and row["connections"] == count:
+                return row
+        return None
+
+    lines = []
+
+    def ratio(title, numerator, denominator, goal, scenario, other_scenario=None):
+        parts = []
+        for count in connections:
+            a, b = find(numerator, scenario, count), find(denominator, other_scenario or scenario, count)
+            if a and b and b["rps"]:
+                value = a["rps"] / b["rps"]
+                mark = "" if goal is None else (" ok" if value >= goal else " SHORT")
+                parts.append(f"c{count} {value:.2f}x{mark}")
+        goal_text = f"(target >= {goal}x)" if goal is not None else "(no target)"
+        lines.append(f"{title:<58} {goal_text:<17} " + ", ".join(parts))
+
+    def latency(title, target, scenario, count, limit):
+        row = find(target, scenario, count)
+        if row:
+            mark = "ok" if row["p99"] <= limit else "SHORT"
+            lines.append(f"{title:<58} {'(target <= ' + str(limit) + ' ms)':<17} c{count} p99 {row['p99']:.2f} ms {mark}")
+
+    normal, full, ceiling = "ModalStack normal", "ModalStack full", "ceiling (C MHD)"
+    everysec, always = "webdis+redis everysec", "webdis+redis always"
+    ratio("reads: ModalStack GET / ceiling", normal, ceiling, 0.8, "read")
+    ratio("reads: ModalStack GET / webdis LRANGE", normal, everysec, 1.2, "read")
+    latency("reads: ModalStack GET p99 at 64 connections", normal, "read", 64, 5)
+    ratio("writes normal: present+dismiss / LPUSH+LPOP everysec", normal, everysec, 1.0, "write")
+    latency("writes normal: present+dismiss p99 at 64 connections", normal, "write", 64, 10)
+    ratio("writes full: present+dismiss / LPUSH+LPOP always", full, always, 1.0, "write")
+    latency("writes full: present+dismiss p99 at 64 connections", full, "write", 64, 10)
+    ratio("90/10 mix normal / webdis everysec", normal, everysec, None, "mix")
+    ratio("90/10 mix full / webdis always", full, always, None, "mix")
+    ratio("conn/request reads: ModalStack / ceiling", normal, ceiling, None, "read-close")
+    ratio("conn/request reads: ModalStack / webdis", normal, everysec, None, "read-close")
+    ratio("writes: full / normal", full, normal, None, "write")
+    ratio("writes normal / ModalStack's own reads", normal, normal, None, "write", "read")
+    ratio("webdis: writes always / everysec", always, everysec, None, "write")
+    if scaling:
+        largest = scaling[-1]
+        mark = "ok" if largest["startup"] <= 1.0 else "SHORT"
+        lines.append(f"{'start-up with ' + format(largest['sessions'], ',') + ' sessions (spawn to /readyz 200)':<58} "
+                     f"{'(target <= 1 s)':<17} {largest['startup']:.3f} s {mark}")
+        if len(scaling) > 1:
+            first = scaling[0]
+            lines.append(f"{'scaling: reads / writes at ' + format(largest['sessions'], ',') + ' vs ' + format(first['sessions'], ',') + ' sessions':<58} "
+                         f"{'(no target)':<17} reads {largest['read']['rps'] / first['read']['rps']:.2f}x, "
+                         f"writes {largest['write']['rps'] / first['write']['rps']:.2f}x")
+    return lines
+
+
+# ---------------------------------------------------------------------------------------------
+
+class Bench:
+    pass
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], formatter_class=argparse.RawDescriptionHelpFormatter,
+                                     epilog="\n".join(__doc__.splitlines()[5:]))
+    parser.add_argument("--binary", required=True, help="the release modalstack binary")
+    modes = parser.add_mutually_exclusive_group()
+    modes.add_argument("--quick", action="store_true", help="64 connections, 3 s runs, once, 1k sessions: under a minute")
+    modes.add_argument("--full", action="store_true", help="also the scaling row with 1M sessions")
+    parser.add_argument("--markdown", metavar="FILE", help="also write the tables as Markdown to FILE")
+    parser.add_argument("--duration", type=float, help="seconds per wrk run (default 5; 3 with --quick)")
+    parser.add_argument("--repeats", type=int, help="runs per measurement, median reported (default 3; 1 with --quick)")
+    parser.add_argument("--connections", help="comma-separated connection counts (default 16,64,256; 64 with --quick)")
+    parser.add_argument("--sessions", type=int, help="sessions for the main scenarios (default 10000; 1000 with --quick)")
+    parser.add_argument("--tmpdir", help="where the databases and AOF files go (default: $TMPDIR or /tmp)")
+    arguments = parser.parse_args()
+
+    started = time.monotonic()
+    signal.signal(signal.SIGTERM, _terminate)
+    signal.signal(signal.SIGHUP, _terminate)
+
+    bench = Bench()
+    bench.binary = os.path.abspath(arguments.binary)
+    bench.quick = arguments.quick
+    bench.duration = arguments.duration or (3 if arguments.quick else 5)
+    bench.duration = int(bench.duration) if float(bench.duration).is_integer() else bench.duration
+    bench.repeats = arguments.repeats or (1 if arguments.quick else 3)
+    bench.connections = [int(value) for value in (arguments.connections or ("64" if arguments.quick else "16,64,256")).split(",")]
+    bench.sessions = arguments.sessions or (1000 if arguments.quick else 10000)
+    bench.warmup = 0 if arguments.quick else 1
+    scaling_sizes = [] if arguments.quick else [1000, 10000, 100000] + ([1000000] if arguments.full else [])
+
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) >= 2:
+        half = len(cpus) // 2
+        bench.server_cpus = ",".join(map(str, cpus[:half]))
+        bench.wrk_cpus = ",".join(map(str, cpus[half:]))
+        bench.wrk_threads = len(cpus) - half
+        pinning = f"server on core(s) {bench.server_cpus}, wrk -t{bench.wrk_threads} on core(s) {bench.wrk_cpus} (taskset), one {len(cpus)}-core machine"
+    else:
+        bench.server_cpus = bench.wrk_cpus = None
+        bench.wrk_threads = 1
+        pinning = "one core: server and wrk share it (no pinning)"
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, max(soft, 65536)), hard))
+
+    bench.tmp = tempfile.mkdtemp(prefix="modalstack-bench-", dir=arguments.tmpdir)
+    try:
+        info, tools = machine(), versions(bench)
+        filesystem = filesystem_of(os.path.realpath(bench.tmp))
+        log(f"{info['nproc']} x {info['model']}, Linux {info['kernel']}; {pinning}")
+        log(f"temporary files in {bench.tmp} on {filesystem}")
+
+        bench.ceiling = os.path.join(bench.tmp, "ceiling")
+        flags = subprocess.run(["pkg-config", "--cflags", "--libs", "libmicrohttpd"], capture_output=True, text=True,
+                               check=True).stdout.split()
+        subprocess.run(["gcc", "-O2", "-o", bench.ceiling, CEILING_SOURCE] + flags, check=True)
+
+        bench.template, bench.presentation = make_template(bench)
+        element = json.dumps(bench.presentation, separators=(",", ":"))
+        main_database = os.path.join(bench.tmp, "main.sqlite")
+        make_database(bench, main_database, bench.sessions)
+
+        rows = []
+        log(f"ceiling: {bench.duration} s runs x {bench.repeats}, connections {bench.connections}")
+        server = start_ceiling(bench)
+        rows += measure(bench, server, "fixed", ["read", "read-close"], bench.sessions, "ceiling (C MHD)")
+        server.stop()
+
+        for fsync, scenarios in (("everysec", ["read", "write", "mix", "read-close"]), ("always", ["write", "mix"])):
+            server = start_peer(bench, fsync, bench.sessions, element)
+            rows += measure(bench, server, "webdis", scenarios, bench.sessions, server.name)
+            server.stop()
+
+        startups = {}
+        for durability in ("normal", "full"):
+            database = os.path.join(bench.tmp, f"run-{durability}.sqlite")
+            shutil.copyfile(main_database, database)
+            server = start_modalstack(bench, database, durability)
+            startups[durability] = (server.startup, rss_kib(server.pids[0]) / 1024)
+            status, body = http(server.port, "GET", f"/v1/sessions/bench-{bench.sessions - 1}")
+            if status != 200 or b'"profile"' not in body:
+                raise RuntimeError(f"a loaded session reads {status} {body[:300]!r}")
+            log(f"{server.name}: ready in {server.startup:.3f} s with {bench.sessions} sessions")
+            scenarios = ["read", "write", "mix", "read-close"]
+            if bench.quick and durability == "full":
+                scenarios = ["write", "mix"]  # reads do not depend on the durability
+            rows += measure(bench, server, "modalstack", scenarios, bench.sessions, server.name)
+            server.stop()
+            os.remove(database)
+
+        scaling = []
+        if bench.quick:
+            read = next(row for row in rows if row["target"] == "ModalStack normal" and row["scenario"] == "read")
+            write = next(row for row in rows if row["target"] == "ModalStack normal" and row["scenario"] == "write")
+            scaling.append({"sessions": bench.sessions, "db_mib": os.path.getsize(main_database) / 2**20,
+                            "startup": startups["normal"][0], "rss_ready": startups["normal"][1], "read": read, "write": write})
+        for size in scaling_sizes:
+            database = os.path.join(bench.tmp, f"scale-{size}.sqlite")
+            make_database(bench, database, size)
+            db_mib = os.path.getsize(database) / 2**20
+            server = start_modalstack(bench, database, "normal")
+            rss_ready = rss_kib(server.pids[0]) / 1024
+            log(f"scaling: {size} sessions, ready in {server.startup:.3f} s, RSS {rss_ready:.1f} MiB")
+            read = measure(bench, server, "modalstack", ["read"], size, f"scaling {size}", connections=[64])[0]
+            write = measure(bench, server, "modalstack", ["write"], size, f"scaling {size}", connections=[64])[0]
+            server.stop()
+            scaling.append({"sessions": size, "db_mib": db_mib, "startup": server.startup, "rss_ready": rss_ready,
+                            "read": read, "write": write})
+            for suffix in ("", "-wal", "-shm"):
+                if os.path.exists(database + suffix):
+                    os.remove(database + suffix)
+
+        when = datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")
+        mode = "--quick" if bench.quick else ("--full" if arguments.full else "default")
+        header = [
+            f"ModalStack benchmark, {when}, mode {mode}: {bench.duration} s per run, median of {bench.repeats}, "
+            f"connections {', '.join(map(str, bench.connections))}, {bench.sessions:,} sessions, keep-alive unless 'conn/request'",
+            f"machine: {info['nproc']} x {info['model']}, Linux {info['kernel']}; {pinning}",
+            f"loopback; databases and AOF on {filesystem}; {tools['wrk']}, {tools['redis']}, webdis {tools['webdis']}, "
+            f"libmicrohttpd {tools['libmicrohttpd']}",
+        ]
+        ratio_lines = ratios(rows, scaling, bench.connections)
+        print()
+        print("\n".join(header))
+        print()
+        print(results_table(rows, markdown=False))
+        print()
+        print("Scaling (ModalStack normal, 64 connections; start-up = spawn until /readyz answers 200)")
+        print(scaling_table(scaling, markdown=False))
+        print()
+        print("Ratios (requests/s of the first over the second, same connection count)")
+        print("\n".join(ratio_lines))
+        print()
+        print(f"total {time.monotonic() - started:.0f} s")
+
+        if arguments.markdown:
+            method = "\n".join(line for line in __doc__.split("Method\n------\n", 1)[1].splitlines())
+            with open(arguments.markdown, "w") as markdown:
+                markdown.write(f"## Benchmark ({when})\n\n")
+                markdown.write("\n".join(f"- {line}" for line in header) + "\n\n")
+                markdown.write(results_table(rows, markdown=True) + "\n\n")
+                markdown.write("Scaling (ModalStack normal, 64 connections; start-up = spawn until `/readyz` answers 200):\n\n")
+                markdown.write(scaling_table(scaling, markdown=True) + "\n\n")
+                markdown.write("Ratios (requests/s of the first over the second, same connection count):\n\n```\n")
+                markdown.write("\n".join(ratio_lines) + "\n```\n\n")
+                markdown.write("### Method\n\n" + method.strip() + "\n")
+            log(f"Markdown written to {arguments.markdown}")
+    finally:
+        PROCESSES.stop_all()
+        shutil.rmtree(bench.tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        log("interrupted; every process started was stopped and the temporary files removed")
+        sys.exit(130)

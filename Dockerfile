@@ -1,6 +1,8 @@
 # syntax=docker/dockerfile:1
 # Build: the Swift 6 toolchain on Debian 12, the binary linked with the static Swift stdlib.
 FROM swift:6.3-bookworm AS build
+# Debian 12 is a stable release: its security updates should flow in, so versions are not pinned.
+# hadolint ignore=DL3008
 RUN apt-get update \
     && apt-get install -y --no-install-recommends libmicrohttpd-dev libsqlite3-dev pkg-config \
     && rm -rf /var/lib/apt/lists/*
@@ -12,12 +14,15 @@ RUN swift build -c release --product modalstack --static-swift-stdlib \
 
 # Run: slim Debian 12 with only the two C runtime libraries, as a non-root user.
 FROM debian:bookworm-slim
+# hadolint ignore=DL3008
 RUN apt-get update \
     && apt-get install -y --no-install-recommends libmicrohttpd12 libsqlite3-0 \
     && rm -rf /var/lib/apt/lists/* \
-    && useradd --system --uid 10001 --home-dir /var/lib/modalstack --create-home modalstack
+    && groupadd --system --gid 10001 modalstack \
+    && useradd --system --uid 10001 --gid 10001 --home-dir /var/lib/modalstack --create-home modalstack \
+    && install -d -o 10001 -g 10001 /var/lib/modalstack/data
 COPY --from=build /out/modalstack /usr/local/bin/modalstack
-USER modalstack
+USER 10001:10001
 WORKDIR /var/lib/modalstack
 ENV MODALSTACK_HOST=0.0.0.0 \
     MODALSTACK_PORT=8080 \

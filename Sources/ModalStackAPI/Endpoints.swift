@@ -19,16 +19,16 @@ struct Endpoints: Sendable {
             headers.set("Content-Type", "application/yaml")
             return HTTPResponse(status: 200, headers: headers, body: OpenAPIDocument.bytes)
         }
-        route(&router, "POST", "/v1/sessions", createSessionWithServerID)
-        route(&router, "PUT", "/v1/sessions/{sessionId}", putSession)
+        change(&router, "POST", "/v1/sessions", createSessionWithServerID)
+        change(&router, "PUT", "/v1/sessions/{sessionId}", putSession)
         router.addDeferred("GET", "/v1/sessions/{sessionId}") { request, reply in watch.getSession(request, reply: reply) }
-        route(&router, "DELETE", "/v1/sessions/{sessionId}", deleteSession)
-        route(&router, "POST", "/v1/sessions/{sessionId}/presentations", present)
+        change(&router, "DELETE", "/v1/sessions/{sessionId}", deleteSession)
+        change(&router, "POST", "/v1/sessions/{sessionId}/presentations", present)
         route(&router, "GET", "/v1/sessions/{sessionId}/presentations/{presentationId}", getPresentation)
-        route(&router, "PATCH", "/v1/sessions/{sessionId}/presentations/{presentationId}", updatePresentation)
-        route(&router, "DELETE", "/v1/sessions/{sessionId}/presentations/{presentationId}", deletePresentation)
-        route(&router, "POST", "/v1/sessions/{sessionId}/dismiss", dismiss)
-        route(&router, "PUT", "/v1/sessions/{sessionId}/stack", replaceStack)
+        change(&router, "PATCH", "/v1/sessions/{sessionId}/presentations/{presentationId}", updatePresentation)
+        change(&router, "DELETE", "/v1/sessions/{sessionId}/presentations/{presentationId}", deletePresentation)
+        change(&router, "POST", "/v1/sessions/{sessionId}/dismiss", dismiss)
+        change(&router, "PUT", "/v1/sessions/{sessionId}/stack", replaceStack)
         route(&router, "GET", "/v1/sessions/{sessionId}/events", events)
         router.addDeferred("GET", "/v1/sessions/{sessionId}/events/stream") { request, reply in
             watch.streamEvents(request, reply: reply)
@@ -42,6 +42,20 @@ struct Endpoints: Sendable {
         _ endpoint: @escaping @Sendable (HTTPRequest) throws -> HTTPResponse
     ) {
         router.add(method, pattern) { request in Responses.guarded(endpoint, request) }
+    }
+
+    /// A change: answered from the committing thread once durable, so no worker waits for a commit.
+    private func change(
+        _ router: inout Router, _ method: String, _ pattern: String,
+        _ endpoint: @escaping @Sendable (HTTPRequest, HTTPReply) throws -> Void
+    ) {
+        router.addDeferred(method, pattern) { request, reply in
+            do {
+                try endpoint(request, reply)
+            } catch {
+                reply.send(Responses.problem(for: error))
+            }
+        }
     }
 
     // MARK: Health
@@ -70,17 +84,17 @@ struct Endpoints: Sendable {
 
     // MARK: Sessions
 
-    private func createSessionWithServerID(_ request: HTTPRequest) throws -> HTTPResponse {
+    private func createSessionWithServerID(_ request: HTTPRequest, reply: HTTPReply) throws {
         let options = try SessionOptions(json: try request.jsonBody(emptyBody: [:]))
-        return try service.write(
+        try service.submit(
             .create(options), onSession: RandomID.make(), createIfMissing: true, request: request, idempotencyScope: "",
-            render: sessionCreated)
+            reply: reply, render: sessionCreated)
     }
 
-    private func putSession(_ request: HTTPRequest) throws -> HTTPResponse {
+    private func putSession(_ request: HTTPRequest, reply: HTTPReply) throws {
         let id = try request.sessionID()
         let options = try SessionOptions(json: try request.jsonBody(emptyBody: [:]))
-        return try service.write(.create(options), onSession: id, createIfMissing: true, request: request) { outcome in
+        try service.submit(.create(options), onSession: id, createIfMissing: true, request: request, reply: reply) { outcome in
             outcome.changed ? sessionCreated(outcome) : Responses.session(200, outcome.session.json, outcome.session)
         }
     }
@@ -91,17 +105,16 @@ struct Endpoints: Sendable {
         return Responses.session(201, outcome.session.json, outcome.session, headers: headers)
     }
 
-    private func deleteSession(_ request: HTTPRequest) throws -> HTTPResponse {
-        try service.deleteSession(id: try request.sessionID(), request: request)
-        return Responses.noContent()
+    private func deleteSession(_ request: HTTPRequest, reply: HTTPReply) throws {
+        try service.submitDelete(id: try request.sessionID(), request: request, reply: reply)
     }
 
     // MARK: Presentations
 
-    private func present(_ request: HTTPRequest) throws -> HTTPResponse {
+    private func present(_ request: HTTPRequest, reply: HTTPReply) throws {
         let sessionID = try request.sessionID()
         let command = Command.present(try PresentRequest(json: try request.jsonBody()))
-        return try service.write(command, onSession: sessionID, createIfMissing: true, request: request) { outcome in
+        try service.submit(command, onSession: sessionID, createIfMissing: true, request: request, reply: reply) { outcome in
             var body: JSONObject = [:]
             let status: Int
             var headers = HTTPHeaders()
@@ -135,38 +148,40 @@ struct Endpoints: Sendable {
         return Responses.json(200, presentation.json)
     }
 
-    private func updatePresentation(_ request: HTTPRequest) throws -> HTTPResponse {
+    private func updatePresentation(_ request: HTTPRequest, reply: HTTPReply) throws {
         let sessionID = try request.sessionID()
         let presentationID = request.pathParameters["presentationId"] ?? ""
         let command = Command.update(presentationID: presentationID, try UpdateRequest(json: try request.jsonBody()))
-        return try service.write(command, onSession: sessionID, createIfMissing: false, request: request) { outcome in
+        try service.submit(command, onSession: sessionID, createIfMissing: false, request: request, reply: reply) { outcome in
             guard case .updated(let presentation) = outcome.effect else { preconditionFailure("an update updates") }
             return Responses.change(200, ["presentation": presentation.json], outcome)
         }
     }
 
-    private func deletePresentation(_ request: HTTPRequest) throws -> HTTPResponse {
+    private func deletePresentation(_ request: HTTPRequest, reply: HTTPReply) throws {
+        let sessionID = try request.sessionID()
         let presentationID = request.pathParameters["presentationId"] ?? ""
         let dismiss = DismissRequest(.presentation(id: presentationID), force: try request.booleanQuery("force"))
-        return try dismissed(dismiss, onSession: try request.sessionID(), request: request)
+        try dismissed(dismiss, onSession: sessionID, request: request, reply: reply)
     }
 
-    private func dismiss(_ request: HTTPRequest) throws -> HTTPResponse {
+    private func dismiss(_ request: HTTPRequest, reply: HTTPReply) throws {
         let sessionID = try request.sessionID()
-        return try dismissed(try DismissRequest(json: try request.jsonBody(emptyBody: [:])), onSession: sessionID, request: request)
+        let dismiss = try DismissRequest(json: try request.jsonBody(emptyBody: [:]))
+        try dismissed(dismiss, onSession: sessionID, request: request, reply: reply)
     }
 
-    private func dismissed(_ dismiss: DismissRequest, onSession sessionID: String, request: HTTPRequest) throws -> HTTPResponse {
-        try service.write(.dismiss(dismiss), onSession: sessionID, createIfMissing: false, request: request) { outcome in
+    private func dismissed(_ dismiss: DismissRequest, onSession sessionID: String, request: HTTPRequest, reply: HTTPReply) throws {
+        try service.submit(.dismiss(dismiss), onSession: sessionID, createIfMissing: false, request: request, reply: reply) { outcome in
             guard case .dismissed(let removed) = outcome.effect else { preconditionFailure("a dismiss always dismisses") }
             return Responses.change(200, ["dismissed": .array(removed.map(\.json))], outcome)
         }
     }
 
-    private func replaceStack(_ request: HTTPRequest) throws -> HTTPResponse {
+    private func replaceStack(_ request: HTTPRequest, reply: HTTPReply) throws {
         let sessionID = try request.sessionID()
         let command = Command.replaceStack(try ReplaceStackRequest(json: try request.jsonBody()))
-        return try service.write(command, onSession: sessionID, createIfMissing: true, request: request) { outcome in
+        try service.submit(command, onSession: sessionID, createIfMissing: true, request: request, reply: reply) { outcome in
             Responses.change(200, ["dismissed": .array(outcome.retired.map(\.json))], outcome)
         }
     }

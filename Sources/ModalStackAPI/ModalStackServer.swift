@@ -30,7 +30,8 @@ public final class ModalStackServer: Sendable {
             maxDepth: configuration.maxDepth, queueSize: configuration.queueSize,
             sessionTTLSeconds: Int64(configuration.sessionTTLSeconds))
         let service = SessionService(
-            store: store, rules: rules, catalog: catalog, requiresIfMatch: configuration.requireIfMatch, metrics: metrics)
+            store: store, rules: rules, catalog: catalog, requiresIfMatch: configuration.requireIfMatch, metrics: metrics,
+            workingSetCapacity: configuration.workingSetSessions)
         let readiness = Readiness()
         let watch = SessionWatch(
             service: service, metrics: metrics, maxWaitSeconds: configuration.maxWaitSeconds,

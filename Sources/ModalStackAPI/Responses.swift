@@ -17,6 +17,13 @@ enum Responses {
         return json(status, value, headers: headers)
     }
 
+    /// A session's state already rendered (from the working set), tagged with its version.
+    static func sessionBody(_ status: Int, _ body: [UInt8], _ session: Session) -> HTTPResponse {
+        HTTPResponse(
+            status: status, headers: ["Content-Type": "application/json", "ETag": EntityTag.of(version: session.version)],
+            body: body)
+    }
+
     /// The answer to a change: what the endpoint says, then what was promoted from the queue, the
     /// transition plan from the stack before to the stack after, and the session.
     static func change(_ status: Int, _ body: JSONObject, _ outcome: CommandOutcome, headers: HTTPHeaders = HTTPHeaders()) -> HTTPResponse {

@@ -27,6 +27,8 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var logFormat = AccessLog.Format.json
     public var logLevel = AccessLog.Level.info
     public var shutdownTimeoutSeconds = 10
+    /// How many sessions the in-memory working set holds; misses read from SQLite.
+    public var workingSetSessions = 10_000
     public var threads = 2
     public var connectionLimit = 1024
     public var connectionTimeoutSeconds = 30
@@ -239,6 +241,7 @@ private let settings: [Setting] = [
             return nil
         }),
     .integer("shutdown-timeout", "seconds a SIGTERM may take before the process exits anyway", 1...600, \.shutdownTimeoutSeconds),
+    .integer("cache-size", "sessions kept in memory (least recently used dropped; misses read SQLite)", 0...10_000_000, \.workingSetSessions),
     .integer("threads", "HTTP worker threads", 1...256, \.threads),
     .integer("connection-limit", "the most simultaneous connections; more are refused", 1...100_000, \.connectionLimit),
     .integer("connection-timeout", "seconds an idle connection is kept open", 1...3600, \.connectionTimeoutSeconds),

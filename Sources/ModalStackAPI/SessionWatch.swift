@@ -22,9 +22,9 @@ struct SessionWatch: Sendable {
             let id = try request.sessionID()
             let condition = try request.ifNoneMatch()
             let wait = try waitSeconds(request)
-            let session = try service.session(id: id)
+            let (session, body) = try service.renderedSession(id: id)
             guard let condition, condition.matches(session.version, weakly: true) else {
-                reply.send(Responses.session(200, session.json, session))
+                reply.send(Responses.sessionBody(200, body, session))
                 return
             }
             guard let wait, wait > 0 else {
@@ -100,9 +100,11 @@ struct SessionWatch: Sendable {
             headers.set("Content-Type", "text/event-stream")
             headers.set("Cache-Control", "no-store")
             guard let stream = reply.startStream(status: 200, headers: headers) else { return }
-            let pump = EventPump(service: service, sessionID: id, stream: stream, lastSent: lastEventID ?? session.version)
-            if lastEventID == nil {
-                stream.write(EventPump.frame(id: session.version, event: "session", data: session.json))
+            // Without Last-Event-ID, or with one this session never reached, the stream starts from the whole session.
+            let resumesFrom = lastEventID.flatMap { $0 <= session.version ? $0 : nil }
+            let pump = EventPump(service: service, sessionID: id, stream: stream, lastSent: resumesFrom ?? session.version)
+            if resumesFrom == nil {
+                stream.write(EventPump.frame(id: session.version, event: lastEventID == nil ? "session" : "reset", data: session.json))
             }
             let notifier = service.notifier
             let subscription = notifier.subscribe(to: id) { notification in

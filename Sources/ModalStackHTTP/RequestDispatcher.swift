@@ -23,6 +23,8 @@ final class RequestDispatcher: Sendable {
     private let suspensions = Mutex(Suspensions())
     /// Connections libmicrohttpd has set up and not yet closed, for the connection limit.
     private let openConnections = Atomic<Int>(0)
+    /// Cleared when the server stops: new connections are refused from then on.
+    private let isAccepting = Atomic<Bool>(true)
     /// libmicrohttpd allocates this much per streamed response; chunked bodies are read straight into
     /// the connection's buffer, so it only sizes the reads of HTTP/1.0 (close-delimited) streams.
     private static let streamBlockSize = 4096
@@ -52,12 +54,13 @@ final class RequestDispatcher: Sendable {
         let path = String(cString: url)
         // Query arguments arrive raw (see modalstack_mhd_keep_escaped) except '+', already a space.
         let rawQuery = Self.values(of: connection, kind: .GET_ARGUMENT_KIND)
+        let query = rawQuery.map {
+            (name: PercentEncoding.decodeLeniently($0.name[...]), value: PercentEncoding.decodeLeniently($0.value[...]))
+        }
         let request = HTTPRequest(
             method: String(cString: method),
             path: path,
-            query: rawQuery.map {
-                (name: PercentEncoding.decodeLeniently($0.name[...]), value: PercentEncoding.decodeLeniently($0.value[...]))
-            },
+            query: query,
             headers: headers,
             remoteAddress: modalstack_mhd_client_address(connection).flatMap(ListenSocket.text(of:)),
             requestID: configuration.requestIDHeader.map { RequestID.resolve(incoming: headers[$0]) }
@@ -177,10 +180,17 @@ final class RequestDispatcher: Sendable {
 
     // MARK: Connections
 
-    /// The accept policy: whether a new connection stays under ``HTTPServer/Configuration/connectionLimit``.
-    /// A refused socket is closed at once, so the client learns it without waiting.
+    /// The accept policy: whether a new connection is taken — the server is not stopping, and the
+    /// connection stays under ``HTTPServer/Configuration/connectionLimit``. A refused socket is closed
+    /// at once, so the client learns it without waiting.
     func admitsConnection() -> Bool {
-        openConnections.load(ordering: .relaxed) < max(1, configuration.connectionLimit)
+        isAccepting.load(ordering: .acquiring)
+            && openConnections.load(ordering: .relaxed) < max(1, configuration.connectionLimit)
+    }
+
+    /// The server is stopping: every later connection is refused.
+    func stopAccepting() {
+        isAccepting.store(false, ordering: .releasing)
     }
 
     func connectionOpened() {

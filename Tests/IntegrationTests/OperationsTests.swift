@@ -121,7 +121,7 @@ struct OperationsTests {
         let pollDone = DispatchSemaphore(value: 0)
         let heldID = "held-session"
         try server.client().call("PUT", "/v1/sessions/\(heldID)")
-        DispatchQueue.global().async {
+        Thread.detachNewThread {
             let response = try? server.client().call("GET", "/v1/sessions/\(heldID)", headers: ["If-None-Match": "\"1\"", "Prefer": "wait=30"])
             pollStatus.withLock { $0 = response?.status }
             pollDone.signal()
@@ -129,7 +129,7 @@ struct OperationsTests {
         let acknowledged = Mutex<[String]>([])
         let stopWriting = Mutex(false)
         let writerDone = DispatchSemaphore(value: 0)
-        DispatchQueue.global().async {
+        Thread.detachNewThread {
             let client = server.client()
             var index = 0
             while !stopWriting.withLock({ $0 }) {

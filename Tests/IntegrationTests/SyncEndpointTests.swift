@@ -130,7 +130,7 @@ struct WatchEndpointTests {
         try server.client().call("PUT", base)
         let answer = Mutex<JSONResponse?>(nil)
         let done = DispatchSemaphore(value: 0)
-        DispatchQueue.global().async {
+        Thread.detachNewThread {
             let response = try? server.client().call("GET", base, headers: ["If-None-Match": "\"1\"", "Prefer": "wait=20"])
             answer.withLock { $0 = response }
             done.signal()

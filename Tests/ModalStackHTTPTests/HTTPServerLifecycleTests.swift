@@ -121,4 +121,39 @@ private let ipv6LoopbackAvailable: Bool = {
             #expect(client.connectCount == 1)
         }
     }
+
+    @Test func newConnectionsAreRefusedAtOnceWhileStopWaits() throws {
+        let streams = StreamBox()
+        var router = router()
+        router.addDeferred("GET", "/events") { request, reply in
+            guard let stream = reply.startStream(status: 200, headers: ["Content-Type": "text/event-stream"]) else { return }
+            streams.append(request, stream)
+        }
+        var configuration = testConfiguration(stopGracePeriod: .seconds(1))
+        configuration.maxStreamBufferBytes = 64 << 20
+        let server = HTTPServer(configuration: configuration, responder: router, rejections: testRejections)
+        try server.start()
+        let port = server.boundPort
+        // A client that never reads its stream: far more is written than the kernel buffers hold, so
+        // stop() waits its whole grace period for the stream's end to go out.
+        let reader = HTTPClient(port: port)
+        _ = try reader.openStream(path: "/events")
+        #expect(streams.wait(for: 1))
+        #expect(streams.stream(0).write([UInt8](repeating: UInt8(ascii: "x"), count: 32 << 20)))
+        let stopped = Counter()
+        startThread {
+            server.stop()
+            stopped.increment()
+        }
+        usleep(100_000)
+        #expect(stopped.value == 0)
+
+        let clock = ContinuousClock()
+        let start = clock.now
+        let error = #expect(throws: HTTPClientError.self) { try HTTPClient(port: port, timeoutSeconds: 5).send(path: "/ping") }
+        #expect(error?.code == .connectionClosed || error?.code == .ioFailed, "\(String(describing: error))")
+        #expect(clock.now - start < .milliseconds(500))
+        #expect(waitUntil { stopped.value == 1 })
+        reader.close()
+    }
 }

@@ -112,4 +112,20 @@ import Testing
         #expect(template == "/v1/sessions/{sessionId}")
         #expect(parameters == ["sessionId": "abc"])
     }
+
+    @Test func theMatchedTemplateIsNotedOnTheReplyForTheCompletionHook() {
+        var router = makeRouter()
+        router.add("GET", "/v1/sessions/{sessionId}", echoing("session"))
+        router.add("PUT", "/v1/sessions/{sessionId}", echoing("put"))
+        func template(_ method: String, _ target: String) -> String? {
+            let reply = HTTPReply { _ in }
+            router.respond(to: HTTPRequest(method: method, target: target), reply: reply)
+            #expect(reply.isAnswered)
+            return reply.routeTemplate
+        }
+        #expect(template("GET", "/v1/sessions/abc") == "/v1/sessions/{sessionId}")
+        #expect(template("HEAD", "/v1/sessions/abc") == "/v1/sessions/{sessionId}")
+        #expect(template("GET", "/v1/other") == nil)
+        #expect(template("DELETE", "/v1/sessions/abc") == nil)
+    }
 }

@@ -148,4 +148,17 @@ import Testing
         #expect(received == expected)
         #expect(machine.state == .suspended)
     }
+
+    @Test func deliveredBytesCountWhatTheReaderTookNotWhatWasDropped() {
+        var machine = StreamStateMachine(bufferLimit: 1000)
+        _ = machine.write(Array(0..<10))
+        _ = read(&machine, capacity: 4)
+        #expect(machine.deliveredCount == 4)
+        _ = read(&machine)
+        #expect(machine.deliveredCount == 10)
+        _ = machine.write(Array(0..<5))
+        #expect(machine.deliveredCount == 10)
+        _ = machine.finish()
+        #expect(machine.deliveredCount == 10)
+    }
 }

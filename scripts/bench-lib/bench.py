@@ -2,7 +2,7 @@
 """The driver of scripts/bench: measures ModalStack against a ceiling and a peer, on loopback.
 
   scripts/bench [--quick | --full] [--markdown FILE] [--duration S] [--repeats N]
-                [--connections 16,64,256] [--sessions N] [--tmpdir DIR]
+                [--connections 16,64,256] [--sessions N] [--nice N] [--tmpdir DIR]
 
 Run through scripts/bench, which installs what is missing, builds the release binary and passes
 --binary. A measurement, not a test: it prints ratios against the targets and asserts nothing.
@@ -12,7 +12,13 @@ Method
 * Everything runs on this machine over loopback. When at least two cores are available, the server
   under test (every process of it: ModalStack; the C ceiling; redis-server and webdis together) is
   pinned to the first half of the cores and wrk to the other half (`taskset -c`, wrk with one
-  thread per core it gets); with 2 cores that is server on core 0, wrk -t1 on core 1.
+  thread per core it gets); with 2 cores that is server on core 0, wrk -t1 on core 1. As root,
+  servers and wrk run at nice -10, their scheduler autogroups too (/proc/PID/autogroup; with
+  sched_autogroup nice alone does not reach across sessions), so that other work on the machine
+  (a build) takes as little as possible from them (--nice 0 turns this off). "other %" in the
+  table is the CPU time anything else got on the server's cores during the run (/proc/stat, in %
+  of one core): high on a busy machine when the server leaves its core idle (waiting for fsync),
+  a warning sign when the server itself is short of CPU.
 * wrk, the same settings for every target: keep-alive, a fixed duration, each connection count,
   a 5 s request timeout, scripts/bench-lib/wrk.lua choosing the requests. Each measurement is
   repeated (3 times; once with --quick) and the median of each figure is reported. A short warm-up
@@ -26,12 +32,13 @@ Method
     stores: reads are `LRANGE bench-N 0 -1`, writes `LPUSH bench-N <the present's JSON>` then
     `LPOP bench-N`.
   - ModalStack (`--durability normal`, then `full`, `--threads 2`): reads `GET /v1/sessions/bench-N`,
-    writes a present of {"destination":"settings","payload":{"n":k}} then `POST …/dismiss {}` on the
-    same session (a push, then a pop: every write is a committed change).
+    writes a present of {"destination":"settings","payload":{"n":k,"run":R}} then
+    `POST …/dismiss {}` on the same session (a push, then a pop: every write is a committed change;
+    see wrk.lua for how the pairs are ordered so that a dismiss never overtakes its present).
 * Scenarios: read (random sessions), write (present+dismiss pairs; LPUSH+LPOP), mix (90 % reads,
   10 % writes), read-close (reads with `Connection: close`: a new TCP connection per request).
 * Sessions: one session is made through the API (a present of "profile"), then cloned row by row
-  into N sessions bench-0 … bench-N-1 with Python's sqlite3 (every table, every row of that
+  into N sessions bench-0 … bench-N-1 (10k; 1k with --quick) with Python's sqlite3 (every table, every row of that
   session, with its id and its presentation's id replaced), so the file is what the server itself
   writes, and loads in seconds even for 1M sessions. Every server run starts from a fresh copy.
 * Per measurement: requests/s, p50/p99 latency (wrk's, in ms), errors (socket errors, timeouts and
@@ -64,9 +71,17 @@ def log(message):
 _libc = ctypes.CDLL(None, use_errno=True)
 
 
-def _die_with_parent():
+NICE = 0
+
+
+def _prepare_child():
     # PR_SET_PDEATHSIG: if the driver is killed outright, its servers get SIGTERM.
     _libc.prctl(1, signal.SIGTERM, 0, 0, 0)
+    if NICE:
+        try:
+            os.nice(NICE)
+        except OSError:
+            pass
 
 
 class Processes:
@@ -77,8 +92,16 @@ class Processes:
         if cpus:
             argv = ["taskset", "-c", cpus] + argv
         process = subprocess.Popen(argv, stdout=stdout or subprocess.DEVNULL, stderr=stderr or subprocess.DEVNULL,
-                                   stdin=subprocess.DEVNULL, start_new_session=True, preexec_fn=_die_with_parent)
+                                   stdin=subprocess.DEVNULL, start_new_session=True, preexec_fn=_prepare_child)
         self.running.append(process)
+        if NICE:
+            # With sched_autogroup, each session (this process made a new one) is scheduled as a
+            # group, and the group's weight comes from /proc/PID/autogroup, not from nice alone.
+            try:
+                with open(f"/proc/{process.pid}/autogroup", "w") as autogroup:
+                    autogroup.write(str(NICE))
+            except OSError:
+                pass
         return process
 
     def stop(self, process, grace=15.0):
@@ -127,6 +150,17 @@ def cpu_seconds(pid):
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
     except FileNotFoundError:
         return 0.0
+
+
+def busy_seconds(cpus):
+    """User + nice + system time spent on these CPUs (from /proc/stat), in seconds."""
+    total = 0
+    with open("/proc/stat") as stat:
+        for line in stat:
+            name, *fields = line.split()
+            if name.startswith("cpu") and name[3:].isdigit() and int(name[3:]) in cpus:
+                total += int(fields[0]) + int(fields[1]) + int(fields[2])
+    return total / os.sysconf("SC_CLK_TCK")
 
 
 def reset_peak(pid):
@@ -348,14 +382,12 @@ def make_database(bench, path, sessions):
 # wrk
 
 RUN_NUMBERS = iter(range(int(time.time()) * 1000, 1 << 62))
-WRK_FIELDS = ("requests", "duration_us", "bytes", "p50_us", "p90_us", "p99_us", "max_us",
-              "connect", "read", "write", "status", "timeout")
-
 
 def run_wrk(bench, server, mode, kind, sessions, connections, duration, close=False):
     for pid in server.pids:
         reset_peak(pid)
     cpu_before = sum(cpu_seconds(pid) for pid in server.pids)
+    busy_before = busy_seconds(bench.server_cpu_set)
     argv = ["wrk", "-t", str(bench.wrk_threads), "-c", str(connections), "-d", f"{duration}s", "--timeout", "5s",
             "-s", LUA]
     if close:
@@ -369,6 +401,7 @@ def run_wrk(bench, server, mode, kind, sessions, connections, duration, close=Fa
     finally:
         PROCESSES.stop(process)
     cpu = sum(cpu_seconds(pid) for pid in server.pids) - cpu_before
+    other = max(0.0, busy_seconds(bench.server_cpu_set) - busy_before - cpu)
     peak = sum(rss_kib(pid, "VmHWM") for pid in server.pids)
     match = re.search(r"BENCH_RESULT (.*)", out.decode(errors="replace"))
     if not match:
@@ -382,7 +415,8 @@ def run_wrk(bench, server, mode, kind, sessions, connections, duration, close=Fa
             f"status>=400 {values['status']}, timeout {values['timeout']})")
     return {
         "rps": values["requests"] / seconds, "p50": values["p50_us"] / 1000, "p99": values["p99_us"] / 1000,
-        "rss": peak / 1024, "cpu": cpu, "cpu_pct": 100 * cpu / seconds, "errors": errors,
+        "rss": peak / 1024, "cpu": cpu, "cpu_pct": 100 * cpu / seconds,
+        "other_pct": 100 * other / seconds, "errors": errors,
     }
 
 
@@ -465,10 +499,11 @@ def table(headers, rows, markdown):
 
 
 def results_table(rows, markdown):
-    headers = ["target", "scenario", "conns", "req/s", "p50 ms", "p99 ms", "peak RSS MiB", "CPU s", "CPU %", "errors"]
+    headers = ["target", "scenario", "conns", "req/s", "p50 ms", "p99 ms", "peak RSS MiB", "CPU s", "CPU %",
+               "other %", "errors"]
     cells = [[row["target"], SCENARIOS[row["scenario"]][2], str(row["connections"]), f"{row['rps']:.0f}",
               f"{row['p50']:.2f}", f"{row['p99']:.2f}", f"{row['rss']:.1f}", f"{row['cpu']:.2f}",
-              f"{row['cpu_pct']:.0f}", str(row["errors"])] for row in rows]
+              f"{row['cpu_pct']:.0f}", f"{row['other_pct']:.0f}", str(row["errors"])] for row in rows]
     return table(headers, cells, markdown)
 
 
@@ -555,6 +590,8 @@ def main():
     parser.add_argument("--repeats", type=int, help="runs per measurement, median reported (default 3; 1 with --quick)")
     parser.add_argument("--connections", help="comma-separated connection counts (default 16,64,256; 64 with --quick)")
     parser.add_argument("--sessions", type=int, help="sessions for the main scenarios (default 10000; 1000 with --quick)")
+    parser.add_argument("--nice", type=int, help="niceness of the servers and wrk (default -10 as root, else 0): "
+                        "keeps other work on the machine from skewing the figures")
     parser.add_argument("--tmpdir", help="where the databases and AOF files go (default: $TMPDIR or /tmp)")
     arguments = parser.parse_args()
 
@@ -571,17 +608,24 @@ def main():
     bench.connections = [int(value) for value in (arguments.connections or ("64" if arguments.quick else "16,64,256")).split(",")]
     bench.sessions = arguments.sessions or (1000 if arguments.quick else 10000)
     bench.warmup = 0 if arguments.quick else 1
+    if bench.sessions < 16 * max(bench.connections):
+        log(f"warning: {bench.sessions} sessions for {max(bench.connections)} connections: a dismiss may overtake "
+            f"its present (409s); use at least {16 * max(bench.connections)}")
     scaling_sizes = [] if arguments.quick else [1000, 10000, 100000] + ([1000000] if arguments.full else [])
 
     cpus = sorted(os.sched_getaffinity(0))
+    global NICE
+    NICE = arguments.nice if arguments.nice is not None else (-10 if os.geteuid() == 0 else 0)
     if len(cpus) >= 2:
         half = len(cpus) // 2
+        bench.server_cpu_set = set(cpus[:half])
         bench.server_cpus = ",".join(map(str, cpus[:half]))
         bench.wrk_cpus = ",".join(map(str, cpus[half:]))
         bench.wrk_threads = len(cpus) - half
         pinning = f"server on core(s) {bench.server_cpus}, wrk -t{bench.wrk_threads} on core(s) {bench.wrk_cpus} (taskset), one {len(cpus)}-core machine"
     else:
         bench.server_cpus = bench.wrk_cpus = None
+        bench.server_cpu_set = set(cpus)
         bench.wrk_threads = 1
         pinning = "one core: server and wrk share it (no pinning)"
 
@@ -591,10 +635,15 @@ def main():
     bench.tmp = tempfile.mkdtemp(prefix="modalstack-bench-", dir=arguments.tmpdir)
     try:
         info, tools = machine(), versions(bench)
+        with open("/proc/loadavg") as loadavg:
+            load_before = " ".join(loadavg.read().split()[:3])
         filesystem = filesystem_of(os.path.realpath(bench.tmp))
         log(f"{info['nproc']} x {info['model']}, Linux {info['kernel']}; {pinning}")
         log(f"temporary files in {bench.tmp} on {filesystem}")
 
+        # A copy: a build running meanwhile (others share the scratch path) cannot swap it mid-run.
+        shutil.copy2(arguments.binary, os.path.join(bench.tmp, "modalstack"))
+        bench.binary = os.path.join(bench.tmp, "modalstack")
         bench.ceiling = os.path.join(bench.tmp, "ceiling")
         flags = subprocess.run(["pkg-config", "--cflags", "--libs", "libmicrohttpd"], capture_output=True, text=True,
                                check=True).stdout.split()
@@ -660,7 +709,8 @@ def main():
         header = [
             f"ModalStack benchmark, {when}, mode {mode}: {bench.duration} s per run, median of {bench.repeats}, "
             f"connections {', '.join(map(str, bench.connections))}, {bench.sessions:,} sessions, keep-alive unless 'conn/request'",
-            f"machine: {info['nproc']} x {info['model']}, Linux {info['kernel']}; {pinning}",
+            f"machine: {info['nproc']} x {info['model']}, Linux {info['kernel']}; {pinning}; "
+            f"servers and wrk at nice {NICE}; load average before the run {load_before}",
             f"loopback; databases and AOF on {filesystem}; {tools['wrk']}, {tools['redis']}, webdis {tools['webdis']}, "
             f"libmicrohttpd {tools['libmicrohttpd']}",
         ]

@@ -1,0 +1,405 @@
+import Foundation
+import Glibc
+import ModalStackCore
+import ModalStackHTTP
+import Synchronization
+
+// Helpers shared by the reliability suites (CrashTests, StorageAvailabilityTests, CorruptStartTests,
+// HostileInputTests, SessionConcurrencyTests): seeded randomness, plain threads, raw sockets, the
+// server's memory, the sqlite3 shell, and the event log replayed.
+
+/// Whether the long soak runs (`MODALSTACK_SOAK=1`): more trials, longer load.
+enum Soak {
+    static var isOn: Bool { ProcessInfo.processInfo.environment["MODALSTACK_SOAK"] == "1" }
+}
+
+/// SplitMix64: small, fast, and the same sequence for the same seed on every platform.
+struct SeededGenerator: RandomNumberGenerator, Sendable {
+    private var state: UInt64
+
+    init(seed: UInt64) {
+        state = seed
+    }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    /// The seed to use: `MODALSTACK_SEED` when set (to replay a failure), a fresh one otherwise.
+    static func seed() -> UInt64 {
+        if let text = ProcessInfo.processInfo.environment["MODALSTACK_SEED"], let seed = UInt64(text) { return seed }
+        return UInt64.random(in: 1...UInt64(UInt32.max))
+    }
+}
+
+/// Plain threads (not the cooperative pool, which has as many threads as cores): each runs
+/// `body(index)` to its end; `join()` waits for all of them and returns their results in order.
+final class ThreadGroup<Result: Sendable>: Sendable {
+    private let results: Mutex<[Int: Result]>
+    private let group = DispatchGroup()
+    private let count: Int
+
+    init(count: Int, stackSize: Int = 1 << 20, _ body: @escaping @Sendable (Int) -> Result) {
+        self.count = count
+        results = Mutex([:])
+        for index in 0..<count {
+            group.enter()
+            let thread = Thread { [self] in
+                let result = body(index)
+                results.withLock { $0[index] = result }
+                group.leave()
+            }
+            thread.stackSize = stackSize
+            thread.start()
+        }
+    }
+
+    func join() -> [Result] {
+        group.wait()
+        return results.withLock { results in (0..<count).map { results[$0]! } }
+    }
+}
+
+/// A flag threads can read and set.
+final class StopFlag: Sendable {
+    private let flag = Atomic<Bool>(false)
+    var isSet: Bool { flag.load(ordering: .acquiring) }
+    func set() { flag.store(true, ordering: .releasing) }
+}
+
+/// One raw TCP connection, for what ``HTTPClient`` will not do: trickle bytes, half-close, hold
+/// connections idle, read whatever comes back (or notice that nothing does).
+final class RawConnection {
+    let fd: Int32
+
+    init(host: String = "127.0.0.1", port: UInt16) throws {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw RawConnectionError("socket: \(String(cString: strerror(errno)))") }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        inet_pton(AF_INET, host, &address.sin_addr)
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else {
+            let message = String(cString: strerror(errno))
+            close(fd)
+            throw RawConnectionError("connect: \(message)")
+        }
+        var on: Int32 = 1
+        setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<Int32>.size))
+    }
+
+    deinit {
+        close(fd)
+    }
+
+    /// Writes everything; false when the peer closed or reset the connection first.
+    @discardableResult
+    func write(_ bytes: [UInt8]) -> Bool {
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes[offset...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if written < 0 {
+                if errno == EINTR { continue }
+                return false
+            }
+            offset += written
+        }
+        return true
+    }
+
+    @discardableResult
+    func write(_ text: String) -> Bool { write(Array(text.utf8)) }
+
+    /// `shutdown(SHUT_WR)`: the server reads end-of-file after what was sent.
+    func shutdownWrite() {
+        shutdown(fd, Int32(SHUT_WR))
+    }
+
+    enum ReadOutcome {
+        /// The peer closed (or reset) the connection; what arrived before.
+        case closed([UInt8])
+        /// Nothing more arrived within the time; what arrived before.
+        case timedOut([UInt8])
+    }
+
+    /// Reads until the peer closes, or until `seconds` pass with the connection still open.
+    func readUntilClosed(seconds: Double) -> ReadOutcome {
+        var received: [UInt8] = []
+        let deadline = ContinuousClock.now.advanced(by: .milliseconds(Int64(seconds * 1000)))
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let left = ContinuousClock.now.duration(to: deadline).components
+            let milliseconds = Int32(max(0, left.seconds * 1000 + left.attoseconds / 1_000_000_000_000_000))
+            if milliseconds <= 0 { return .timedOut(received) }
+            var ready = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let count = poll(&ready, 1, milliseconds)
+            if count < 0 && errno == EINTR { continue }
+            if count <= 0 { return .timedOut(received) }
+            let read = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if read > 0 {
+                received += chunk[..<read]
+            } else if read == 0 || (errno != EINTR && errno != EAGAIN) {
+                return .closed(received)
+            }
+        }
+    }
+
+    /// Reads until one whole response head (and its Content-Length body) arrived, the peer closed,
+    /// or `seconds` passed.
+    func readResponse(seconds: Double) -> (response: RawResponse?, closed: Bool) {
+        var received: [UInt8] = []
+        let deadline = ContinuousClock.now.advanced(by: .milliseconds(Int64(seconds * 1000)))
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            if let response = RawResponse(received), response.isComplete { return (response, false) }
+            let left = ContinuousClock.now.duration(to: deadline).components
+            let milliseconds = Int32(max(0, left.seconds * 1000 + left.attoseconds / 1_000_000_000_000_000))
+            if milliseconds <= 0 { return (RawResponse(received), false) }
+            var ready = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let count = poll(&ready, 1, milliseconds)
+            if count < 0 && errno == EINTR { continue }
+            if count <= 0 { return (RawResponse(received), false) }
+            let read = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if read > 0 {
+                received += chunk[..<read]
+            } else if read == 0 || (errno != EINTR && errno != EAGAIN) {
+                return (RawResponse(received), true)
+            }
+        }
+    }
+}
+
+struct RawConnectionError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// A response as read off a raw connection: status, headers, and the body that arrived.
+struct RawResponse {
+    let status: Int
+    let headers: HTTPHeaders
+    let body: [UInt8]
+    let isComplete: Bool
+
+    /// Nil until a whole status line and header section arrived.
+    init?(_ bytes: [UInt8]) {
+        let terminator: [UInt8] = [13, 10, 13, 10]
+        guard bytes.count >= 4, let end = (0...(bytes.count - 4)).first(where: { Array(bytes[$0..<($0 + 4)]) == terminator })
+        else { return nil }
+        let head = String(decoding: bytes[..<end], as: UTF8.self)
+        let lines = head.components(separatedBy: "\r\n")
+        let statusParts = lines[0].split(separator: " ")
+        guard statusParts.count >= 2, lines[0].hasPrefix("HTTP/1."), let status = Int(statusParts[1]) else { return nil }
+        var headers = HTTPHeaders()
+        for line in lines.dropFirst() {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            headers.add(String(line[..<colon]), String(line[line.index(after: colon)...]).trimmingCharacters(in: .whitespaces))
+        }
+        self.status = status
+        self.headers = headers
+        body = Array(bytes[(end + 4)...])
+        if let length = headers["Content-Length"].flatMap({ Int($0) }) {
+            isComplete = body.count >= length
+        } else {
+            isComplete = headers["Transfer-Encoding"] == nil
+        }
+    }
+
+    var json: JSONValue { (try? JSONParser.parse(body)) ?? .null }
+}
+
+/// The resident set size of a process, from `/proc/<pid>/status`, in KiB.
+func residentKiB(of pid: Int32) -> Int? {
+    guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
+    for line in text.split(separator: "\n") where line.hasPrefix("VmRSS:") {
+        return Int(line.split(separator: " ").dropFirst().first ?? "")
+    }
+    return nil
+}
+
+/// Whether a process exists and is not a zombie.
+func isProcessAlive(_ pid: Int32) -> Bool {
+    guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8) else { return false }
+    // "pid (comm) S ...": the state follows the last ')'.
+    guard let close = stat.lastIndex(of: ")") else { return false }
+    let state = stat[stat.index(after: close)...].trimmingCharacters(in: .whitespaces).first
+    return state != "Z" && state != "X"
+}
+
+/// Runs a program to its end; returns its exit status and what it wrote (stdout and stderr).
+@discardableResult
+func runProgram(_ path: String, _ arguments: [String], input: String? = nil) throws -> (status: Int32, output: String, error: String) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: path)
+    process.arguments = arguments
+    let output = Pipe()
+    let error = Pipe()
+    process.standardOutput = output
+    process.standardError = error
+    let inputPipe = Pipe()
+    process.standardInput = input == nil ? FileHandle.nullDevice : inputPipe
+    try process.run()
+    if let input {
+        inputPipe.fileHandleForWriting.write(Data(input.utf8))
+        try? inputPipe.fileHandleForWriting.close()
+    }
+    // Read both pipes to their ends concurrently, so a full pipe never blocks the child.
+    let errorData = Mutex(Data())
+    let group = DispatchGroup()
+    group.enter()
+    Thread {
+        let data = error.fileHandleForReading.readDataToEndOfFile()
+        errorData.withLock { $0 = data }
+        group.leave()
+    }.start()
+    let outputData = output.fileHandleForReading.readDataToEndOfFile()
+    group.wait()
+    process.waitUntilExit()
+    return (
+        process.terminationStatus, String(decoding: outputData, as: UTF8.self),
+        String(decoding: errorData.withLock { $0 }, as: UTF8.self)
+    )
+}
+
+/// The sqlite3 shell (installed by scripts/test), or python3's sqlite3 module when it is missing.
+enum SQLiteShell {
+    static var cliPath: String? {
+        ["/usr/bin/sqlite3", "/usr/local/bin/sqlite3"].first { FileManager.default.isExecutableFile(atPath: $0) }
+    }
+
+    static var pythonPath: String? {
+        ["/usr/bin/python3", "/usr/local/bin/python3"].first { FileManager.default.isExecutableFile(atPath: $0) }
+    }
+
+    static var isAvailable: Bool { cliPath != nil || pythonPath != nil }
+
+    /// Runs `sql` on the database at `path`; returns the rows, one a line, columns separated by `|`.
+    static func query(_ path: String, _ sql: String) throws -> [String] {
+        let result: (status: Int32, output: String, error: String)
+        if let cli = cliPath {
+            result = try runProgram(cli, ["-batch", path, sql])
+        } else if let python = pythonPath {
+            let script = """
+                import sqlite3, sys
+                db = sqlite3.connect(sys.argv[1])
+                for row in db.execute(sys.argv[2]):
+                    print("|".join("" if v is None else str(v) for v in row))
+                """
+            result = try runProgram(python, ["-c", script, path, sql])
+        } else {
+            throw RawConnectionError("neither sqlite3 nor python3 is installed")
+        }
+        guard result.status == 0 else {
+            throw RawConnectionError("sqlite3 \(path) \(sql) failed (\(result.status)): \(result.error)")
+        }
+        return result.output.split(separator: "\n", omittingEmptySubsequences: true).map(String.init)
+    }
+}
+
+// MARK: The event log
+
+extension HTTPClient {
+    /// Every event of the session's log, oldest first, following `next` from page to page.
+    func eventLog(of sessionID: String, limit: Int = 1000) throws -> [JSONValue] {
+        var events: [JSONValue] = []
+        var path: String? = "/v1/sessions/\(sessionID)/events?limit=\(limit)"
+        var pages = 0
+        while let next = path {
+            let page = try call("GET", next)
+            guard page.status == 200, let batch = page.json["events"]?.arrayValue else {
+                throw RawConnectionError("GET \(next): \(page.status) \(String(decoding: page.raw, as: UTF8.self))")
+            }
+            events += batch
+            path = page.json["next"]?.stringValue
+            pages += 1
+            if pages > 100_000 { throw RawConnectionError("the event log of \(sessionID) does not end") }
+        }
+        return events
+    }
+}
+
+/// A session's stack and queue rebuilt from its event log, version by version.
+struct EventReplay {
+    struct State: Equatable {
+        var stack: [String] = []
+        var queue: [String] = []
+    }
+
+    /// The state after each version, in log order.
+    private(set) var states: [(version: Int, state: State)] = []
+    /// The events of each version, in order.
+    private(set) var eventsByVersion: [Int: [JSONValue]] = [:]
+    /// What could not be replayed (an event that does not fit the state), for the test to report.
+    private(set) var faults: [String] = []
+
+    init(_ events: [JSONValue]) {
+        var state = State()
+        var current: Int?
+        for event in events {
+            guard let version = event["version"]?.intValue, let type = event["type"]?.stringValue else {
+                faults.append("an event without version or type: \(event.jsonText)")
+                continue
+            }
+            if let current, version != current {
+                states.append((current, state))
+                if version < current { faults.append("version \(version) after \(current) in the log") }
+            }
+            current = version
+            eventsByVersion[version, default: []].append(event)
+            let id = event["presentationId"]?.stringValue
+            switch type {
+            case "sessionCreated", "updated":
+                break
+            case "presented":
+                guard let id else { faults.append("v\(version): presented without an id"); break }
+                state.stack.append(id)
+            case "queued":
+                guard let id else { faults.append("v\(version): queued without an id"); break }
+                state.queue.append(id)
+            case "promoted":
+                guard let id, let index = state.queue.firstIndex(of: id) else {
+                    faults.append("v\(version): promoted \(id ?? "?") that is not queued")
+                    break
+                }
+                state.queue.remove(at: index)
+                state.stack.append(id)
+            case "dismissed":
+                if let id, let index = state.stack.firstIndex(of: id) {
+                    state.stack.remove(at: index)
+                } else if let id, let index = state.queue.firstIndex(of: id) {
+                    state.queue.remove(at: index)
+                } else {
+                    faults.append("v\(version): dismissed \(id ?? "?") that is neither presented nor queued")
+                }
+            case "replaced":
+                state.stack = event["stack"]?.arrayValue?.compactMap(\.stringValue) ?? []
+            default:
+                faults.append("v\(version): unknown event type \(type)")
+            }
+        }
+        if let current { states.append((current, state)) }
+    }
+
+    /// The versions in the log, in order.
+    var versions: [Int] { states.map(\.version) }
+
+    /// The state after `version`, if the log holds it.
+    func state(after version: Int) -> State? {
+        states.first { $0.version == version }?.state
+    }
+
+    var finalState: State { states.last?.state ?? State() }
+}
+
+extension JSONValue {
+    /// The ids of a session's stack (`session.stack[].id`).
+    var stackIDs: [String] { self["stack"]?.arrayValue?.compactMap { $0["id"]?.stringValue } ?? [] }
+    var queueIDs: [String] { self["queue"]?.arrayValue?.compactMap { $0["id"]?.stringValue } ?? [] }
+}

@@ -133,6 +133,49 @@ private struct Setting: Sendable {
                 return nil
             })
     }
+
+    /// A `true`/`false` setting.
+    static func boolean(
+        _ flag: String, _ summary: String, _ keyPath: any WritableKeyPath<ServerConfiguration, Bool> & Sendable
+    ) -> Setting {
+        Setting(
+            flag: flag, valueName: "BOOL", summary: summary,
+            defaultValue: { String($0[keyPath: keyPath]) },
+            assign: { configuration, text in
+                guard let value = Bool(text) else { return "expected true or false" }
+                configuration[keyPath: keyPath] = value
+                return nil
+            })
+    }
+
+    /// One of an enumeration's raw values.
+    static func choice<Choice: RawRepresentable & CaseIterable & Sendable>(
+        _ flag: String, _ valueName: String, _ summary: String,
+        _ keyPath: any WritableKeyPath<ServerConfiguration, Choice> & Sendable
+    ) -> Setting where Choice.RawValue == String {
+        Setting(
+            flag: flag, valueName: valueName, summary: summary,
+            defaultValue: { $0[keyPath: keyPath].rawValue },
+            assign: { configuration, text in
+                guard let value = Choice(rawValue: text) else {
+                    return "expected one of " + Choice.allCases.map(\.rawValue).joined(separator: ", ")
+                }
+                configuration[keyPath: keyPath] = value
+                return nil
+            })
+    }
+
+    /// A file path (or other non-empty text) that may be absent.
+    static func path(_ flag: String, _ summary: String, _ keyPath: any WritableKeyPath<ServerConfiguration, String?> & Sendable) -> Setting {
+        Setting(
+            flag: flag, valueName: "FILE", summary: summary,
+            defaultValue: { $0[keyPath: keyPath] ?? "none" },
+            assign: { configuration, text in
+                guard !text.isEmpty else { return "expected a file path" }
+                configuration[keyPath: keyPath] = text
+                return nil
+            })
+    }
 }
 
 private let settings: [Setting] = [
@@ -160,36 +203,16 @@ private let settings: [Setting] = [
             configuration.databasePath = text
             return nil
         }),
-    Setting(
-        flag: "catalog", valueName: "FILE", summary: "a JSON catalog of destinations; without one any destination and style is accepted",
-        defaultValue: { $0.catalogPath ?? "none" },
-        assign: { configuration, text in
-            guard !text.isEmpty else { return "expected a file path" }
-            configuration.catalogPath = text
-            return nil
-        }),
+    .path("catalog", "a JSON catalog of destinations; without one any destination and style is accepted", \.catalogPath),
     .integer("max-depth", "the most presentations one stack may hold", 1...64, \.maxDepth),
     .integer("queue-size", "the most presentations one session's queue may hold", 0...1024, \.queueSize),
-    Setting(
-        flag: "durability", valueName: "MODE",
-        summary: "normal: a commit survives a crash of the process; full: it also survives power loss",
-        defaultValue: { $0.durability.rawValue },
-        assign: { configuration, text in
-            guard let mode = SQLiteSessionStore.Durability(rawValue: text) else { return "expected normal or full" }
-            configuration.durability = mode
-            return nil
-        }),
+    .choice(
+        "durability", "MODE", "normal: a commit survives a crash of the process; full: it also survives power loss",
+        \.durability),
     .integer(
         "max-db-size", "a quota for the database in bytes (0: none); past it writes answer 507 and reads go on",
         0...Int(Int32.max) * 4096, \.maxDatabaseBytes),
-    Setting(
-        flag: "require-if-match", valueName: "BOOL", summary: "refuse changes without If-Match (428)",
-        defaultValue: { String($0.requireIfMatch) },
-        assign: { configuration, text in
-            guard let value = Bool(text) else { return "expected true or false" }
-            configuration.requireIfMatch = value
-            return nil
-        }),
+    .boolean("require-if-match", "refuse changes without If-Match (428)", \.requireIfMatch),
     .integer("max-wait", "the longest a long poll (Prefer: wait) is held, in seconds", 0...3600, \.maxWaitSeconds),
     .integer("event-log-size", "changes kept in each session's event log; older ones are pruned", 1...1_000_000, \.eventLogSize),
     .integer(
@@ -208,38 +231,10 @@ private let settings: [Setting] = [
             configuration.apiKeys = keys
             return nil
         }),
-    Setting(
-        flag: "api-key-file", valueName: "FILE", summary: "a file of API keys, one per line (added to --api-key)",
-        defaultValue: { $0.apiKeyFile ?? "none" },
-        assign: { configuration, text in
-            guard !text.isEmpty else { return "expected a file path" }
-            configuration.apiKeyFile = text
-            return nil
-        }),
-    Setting(
-        flag: "auth-operations", valueName: "BOOL", summary: "require the API key on /livez, /readyz and /metrics too",
-        defaultValue: { String($0.authenticateOperations) },
-        assign: { configuration, text in
-            guard let value = Bool(text) else { return "expected true or false" }
-            configuration.authenticateOperations = value
-            return nil
-        }),
-    Setting(
-        flag: "log-format", valueName: "FORMAT", summary: "access log lines on standard output: json or logfmt",
-        defaultValue: { $0.logFormat.rawValue },
-        assign: { configuration, text in
-            guard let format = AccessLog.Format(rawValue: text) else { return "expected json or logfmt" }
-            configuration.logFormat = format
-            return nil
-        }),
-    Setting(
-        flag: "log-level", valueName: "LEVEL", summary: "debug, info, warn, error or off (requests log at info, 5xx at error)",
-        defaultValue: { $0.logLevel.rawValue },
-        assign: { configuration, text in
-            guard let level = AccessLog.Level(rawValue: text) else { return "expected debug, info, warn, error or off" }
-            configuration.logLevel = level
-            return nil
-        }),
+    .path("api-key-file", "a file of API keys, one per line (added to --api-key)", \.apiKeyFile),
+    .boolean("auth-operations", "require the API key on /livez, /readyz and /metrics too", \.authenticateOperations),
+    .choice("log-format", "FORMAT", "access log lines on standard output: json or logfmt", \.logFormat),
+    .choice("log-level", "LEVEL", "debug, info, warn, error or off (requests log at info, 5xx at error)", \.logLevel),
     .integer("shutdown-timeout", "seconds a SIGTERM may take before the process exits anyway", 1...600, \.shutdownTimeoutSeconds),
     .integer("cache-size", "sessions kept in memory (least recently used dropped; misses read SQLite)", 0...10_000_000, \.workingSetSessions),
     .integer("threads", "HTTP worker threads", 1...256, \.threads),

@@ -175,15 +175,9 @@ struct CatalogEndpointTests {
         let path = NSTemporaryDirectory() + "catalog-\(UUID().uuidString).json"
         try Data(#"{"destinations": {"help": {"styles": ["bubble"]}}}"#.utf8).write(to: URL(fileURLWithPath: path))
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: ServerProcess.binaryPath)
-        process.arguments = ["--port", "0", "--db", NSTemporaryDirectory() + "unused-\(UUID().uuidString).sqlite", "--catalog", path]
-        let pipe = Pipe()
-        process.standardError = pipe
-        try process.run()
-        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus != 0)
+        let (status, output) = try ServerProcess.runUntilExit(
+            ["--port", "0", "--db", NSTemporaryDirectory() + "unused-\(UUID().uuidString).sqlite", "--catalog", path])
+        #expect(status != 0)
         #expect(output.contains(path))
         #expect(output.contains("/destinations/help/styles"))
         #expect(output.contains("bubble"))

@@ -62,31 +62,16 @@ struct PersistenceTests {
         let path = directory + "/db.sqlite"
         let garbage = Data(repeating: 0x5A, count: 8192)
         try garbage.write(to: URL(fileURLWithPath: path))
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: ServerProcess.binaryPath)
-        process.arguments = ["--host", "127.0.0.1", "--port", "0", "--db", path]
-        let pipe = Pipe()
-        process.standardError = pipe
-        try process.run()
-        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus != 0)
+        let (status, output) = try ServerProcess.runUntilExit(["--host", "127.0.0.1", "--port", "0", "--db", path])
+        #expect(status != 0)
         #expect(output.contains(path))
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == garbage)
     }
 
     @Test("an invalid setting stops the start naming the setting")
     func invalidConfiguration() throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: ServerProcess.binaryPath)
-        process.arguments = ["--max-depth", "zero"]
-        process.environment = ["MODALSTACK_PORT": "1"]
-        let pipe = Pipe()
-        process.standardError = pipe
-        try process.run()
-        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 2)
+        let (status, output) = try ServerProcess.runUntilExit(["--max-depth", "zero"], environment: ["MODALSTACK_PORT": "1"])
+        #expect(status == 2)
         #expect(output.contains("--max-depth"))
     }
 }

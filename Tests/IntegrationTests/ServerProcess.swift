@@ -108,6 +108,21 @@ final class ServerProcess: @unchecked Sendable {
         HTTPClient(host: host, port: port)
     }
 
+    /// Runs the binary with `arguments` until it exits (a start that must fail): its exit status and standard error.
+    static func runUntilExit(_ arguments: [String], environment: [String: String]? = nil) throws -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binaryPath)
+        process.arguments = arguments
+        if let environment { process.environment = environment }
+        let pipe = Pipe()
+        process.standardError = pipe
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return (process.terminationStatus, output)
+    }
+
     /// Reads stderr until the "listening on HOST:PORT" line; the rest of stderr is drained in the background.
     private static func waitForListeningPort(_ handle: FileHandle) throws -> UInt16 {
         var buffer = ""

@@ -95,6 +95,10 @@ public final class ModalStackServer: Sendable {
             Problem(
                 slug: "headers-too-large", status: 431, title: "Request header fields too large",
                 detail: "the request headers are larger than \(limit) bytes").response
+        case .ambiguousBodyLength:
+            Problem(
+                slug: "ambiguous-body-length", status: 400, title: "Ambiguous body length",
+                detail: "send one Content-Length or Transfer-Encoding: chunked, not both and not two lengths").response
         case .serverStopping: Problem.serverStopping().response
         }
     }

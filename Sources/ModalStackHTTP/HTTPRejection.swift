@@ -11,6 +11,10 @@ public enum HTTPRejection: Sendable, Equatable {
     /// The request target (path and query) is longer than ``HTTPServer/Configuration/maxURLBytes``
     /// (render as 414).
     case uriTooLong(limit: Int)
+    /// The body's length is ambiguous: several different `Content-Length` values, or both
+    /// `Content-Length` and `Transfer-Encoding` (RFC 9112 §6.3; render as 400). The connection is
+    /// closed, so that no byte of such a body is ever read as the next request.
+    case ambiguousBodyLength
     /// The request header fields take more than ``HTTPServer/Configuration/maxHeaderBytes`` (render as 431).
     case headersTooLarge(limit: Int)
 }

@@ -340,6 +340,10 @@ final class RequestDispatcher: Sendable {
         if Self.headerBytes(headers) > configuration.maxHeaderBytes {
             return .headersTooLarge(limit: configuration.maxHeaderBytes)
         }
+        let lengths = headers.values(for: "Content-Length")
+        if Set(lengths).count > 1 || (!lengths.isEmpty && headers.contains("Transfer-Encoding")) {
+            return .ambiguousBodyLength
+        }
         if let length = headers["Content-Length"], let announced = Int(length), announced > configuration.maxBodyBytes {
             return .bodyTooLarge(limit: configuration.maxBodyBytes)
         }

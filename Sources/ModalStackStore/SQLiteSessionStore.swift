@@ -1,4 +1,5 @@
 import CSQLite
+import Glibc
 import ModalStackCore
 import Synchronization
 
@@ -42,6 +43,11 @@ public final class SQLiteSessionStore: SessionStore {
         let writer: SQLiteConnection
         let reader: SQLiteConnection
         do {
+            if access(path, F_OK) == 0 {
+                // Identify an existing file on a read-only connection first: closing a read-write
+                // one would checkpoint another application's WAL into its database.
+                _ = try Self.schemaVersion(of: try SQLiteConnection(path: path, readOnly: true))
+            }
             writer = try SQLiteConnection(path: path, create: true)
             sqlite3_busy_timeout(writer.handle, busyTimeoutMilliseconds)
             try Self.migrate(writer)
@@ -303,8 +309,23 @@ public final class SQLiteSessionStore: SessionStore {
 
     /// Brings the schema to `Schema.currentVersion`, each step in its own transaction.
     private static func migrate(_ connection: SQLiteConnection) throws(StoreError) {
+        let version = try schemaVersion(of: connection)
         do {
-            // Reading the header first: garbage or a truncated file fails here, before any write.
+            for step in Int(version)..<Schema.migrations.count {
+                try connection.writeTransaction { () throws(SQLiteError) in
+                    try connection.execute(Schema.migrations[step])
+                    try connection.execute("PRAGMA application_id = \(Schema.applicationID); PRAGMA user_version = \(step + 1)")
+                }
+            }
+        } catch {
+            throw storeError(error, path: connection.path)
+        }
+    }
+
+    /// The schema version of a new or ModalStack database; refuses anything else. Only reads:
+    /// garbage or a truncated file fails here, before any write.
+    private static func schemaVersion(of connection: SQLiteConnection) throws(StoreError) -> Int64 {
+        do {
             let applicationID = try connection.integer("PRAGMA application_id") ?? 0
             let version = try connection.integer("PRAGMA user_version") ?? 0
             let tables = try connection.integer("SELECT count(*) FROM sqlite_schema") ?? 0
@@ -315,12 +336,7 @@ public final class SQLiteSessionStore: SessionStore {
             guard version <= Schema.currentVersion else {
                 throw StoreError(.corrupt, "\(connection.path) has schema version \(version), newer than this build's \(Schema.currentVersion)")
             }
-            for step in Int(version)..<Schema.migrations.count {
-                try connection.writeTransaction { () throws(SQLiteError) in
-                    try connection.execute(Schema.migrations[step])
-                    try connection.execute("PRAGMA application_id = \(Schema.applicationID); PRAGMA user_version = \(step + 1)")
-                }
-            }
+            return version
         } catch {
             throw storeError(error, path: connection.path)
         }

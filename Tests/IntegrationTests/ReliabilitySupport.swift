@@ -93,6 +93,9 @@ final class RawConnection {
         }
         var on: Int32 = 1
         setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<Int32>.size))
+        // A server that stops reading must not block a write forever.
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
     }
 
     deinit {
@@ -151,6 +154,35 @@ final class RawConnection {
         }
     }
 
+    /// Reads until `count` whole responses arrived (Content-Length bodies), the peer closed, or
+    /// `seconds` passed.
+    func readResponses(count: Int, seconds: Double) -> (responses: [RawResponse], closed: Bool) {
+        var responses: [RawResponse] = []
+        var pending: [UInt8] = []
+        let deadline = ContinuousClock.now.advanced(by: .milliseconds(Int64(seconds * 1000)))
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            while let response = RawResponse(pending), response.isComplete {
+                responses.append(response)
+                pending = response.trailing
+            }
+            if responses.count >= count { return (responses, false) }
+            let left = ContinuousClock.now.duration(to: deadline).components
+            let milliseconds = Int32(max(0, left.seconds * 1000 + left.attoseconds / 1_000_000_000_000_000))
+            if milliseconds <= 0 { return (responses, false) }
+            var ready = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let polled = poll(&ready, 1, milliseconds)
+            if polled < 0 && errno == EINTR { continue }
+            if polled <= 0 { return (responses, false) }
+            let read = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if read > 0 {
+                pending += chunk[..<read]
+            } else if read == 0 || (errno != EINTR && errno != EAGAIN) {
+                return (responses, true)
+            }
+        }
+    }
+
     /// Reads until one whole response head (and its Content-Length body) arrived, the peer closed,
     /// or `seconds` passed.
     func readResponse(seconds: Double) -> (response: RawResponse?, closed: Bool) {
@@ -185,7 +217,10 @@ struct RawConnectionError: Error, CustomStringConvertible {
 struct RawResponse {
     let status: Int
     let headers: HTTPHeaders
+    /// The body (up to its Content-Length when it has one).
     let body: [UInt8]
+    /// What came after the body (the start of another response).
+    let trailing: [UInt8]
     let isComplete: Bool
 
     /// Nil until a whole status line and header section arrived.
@@ -204,11 +239,16 @@ struct RawResponse {
         }
         self.status = status
         self.headers = headers
-        body = Array(bytes[(end + 4)...])
-        if let length = headers["Content-Length"].flatMap({ Int($0) }) {
-            isComplete = body.count >= length
+        let rest = Array(bytes[(end + 4)...])
+        let bodiless = [204, 304].contains(status) || (100...199).contains(status)
+        if let length = bodiless ? 0 : headers["Content-Length"].flatMap({ Int($0) }) {
+            isComplete = rest.count >= length
+            body = Array(rest.prefix(length))
+            trailing = Array(rest.dropFirst(length))
         } else {
             isComplete = headers["Transfer-Encoding"] == nil
+            body = rest
+            trailing = []
         }
     }
 
@@ -268,15 +308,18 @@ func runProgram(_ path: String, _ arguments: [String], input: String? = nil) thr
     )
 }
 
+/// The first executable called `name` in `/usr/bin`, `/usr/local/bin`, `/bin` or on `PATH`.
+func findExecutable(_ name: String) -> String? {
+    let path = ProcessInfo.processInfo.environment["PATH"]?.split(separator: ":").map(String.init) ?? []
+    return (["/usr/bin", "/usr/local/bin", "/bin", "/usr/sbin", "/sbin"] + path).map { $0 + "/" + name }
+        .first { FileManager.default.isExecutableFile(atPath: $0) }
+}
+
 /// The sqlite3 shell (installed by scripts/test), or python3's sqlite3 module when it is missing.
 enum SQLiteShell {
-    static var cliPath: String? {
-        ["/usr/bin/sqlite3", "/usr/local/bin/sqlite3"].first { FileManager.default.isExecutableFile(atPath: $0) }
-    }
+    static var cliPath: String? { findExecutable("sqlite3") }
 
-    static var pythonPath: String? {
-        ["/usr/bin/python3", "/usr/local/bin/python3"].first { FileManager.default.isExecutableFile(atPath: $0) }
-    }
+    static var pythonPath: String? { findExecutable("python3") }
 
     static var isAvailable: Bool { cliPath != nil || pythonPath != nil }
 
@@ -339,11 +382,13 @@ struct EventReplay {
     /// What could not be replayed (an event that does not fit the state), for the test to report.
     private(set) var faults: [String] = []
 
+    /// Replays the log from an empty session: presented and promoted push, dismissed removes (from
+    /// the stack or the queue), queued appends to the queue, replaced sets the stack.
     init(_ events: [JSONValue]) {
         var state = State()
         var current: Int?
         for event in events {
-            guard let version = event["version"]?.intValue, let type = event["type"]?.stringValue else {
+            guard let version = event["version"]?.intValue, event["type"]?.stringValue != nil else {
                 faults.append("an event without version or type: \(event.jsonText)")
                 continue
             }
@@ -353,38 +398,58 @@ struct EventReplay {
             }
             current = version
             eventsByVersion[version, default: []].append(event)
-            let id = event["presentationId"]?.stringValue
-            switch type {
-            case "sessionCreated", "updated":
-                break
-            case "presented":
-                guard let id else { faults.append("v\(version): presented without an id"); break }
-                state.stack.append(id)
-            case "queued":
-                guard let id else { faults.append("v\(version): queued without an id"); break }
-                state.queue.append(id)
-            case "promoted":
-                guard let id, let index = state.queue.firstIndex(of: id) else {
-                    faults.append("v\(version): promoted \(id ?? "?") that is not queued")
-                    break
-                }
-                state.queue.remove(at: index)
-                state.stack.append(id)
-            case "dismissed":
-                if let id, let index = state.stack.firstIndex(of: id) {
-                    state.stack.remove(at: index)
-                } else if let id, let index = state.queue.firstIndex(of: id) {
-                    state.queue.remove(at: index)
-                } else {
-                    faults.append("v\(version): dismissed \(id ?? "?") that is neither presented nor queued")
-                }
-            case "replaced":
-                state.stack = event["stack"]?.arrayValue?.compactMap(\.stringValue) ?? []
-            default:
-                faults.append("v\(version): unknown event type \(type)")
-            }
+            if let fault = Self.apply(event, to: &state) { faults.append(fault) }
         }
         if let current { states.append((current, state)) }
+        for (index, entry) in states.enumerated() { stateIndex[entry.version] = index }
+    }
+
+    private var stateIndex: [Int: Int] = [:]
+
+    /// Applies one event; returns why it does not fit the state, if it does not.
+    static func apply(_ event: JSONValue, to state: inout State) -> String? {
+        let version = event["version"]?.intValue ?? -1
+        let type = event["type"]?.stringValue ?? "?"
+        let id = event["presentationId"]?.stringValue
+        switch type {
+        case "sessionCreated", "updated":
+            return nil
+        case "presented":
+            guard let id else { return "v\(version): presented without an id" }
+            state.stack.append(id)
+        case "queued":
+            guard let id else { return "v\(version): queued without an id" }
+            state.queue.append(id)
+        case "promoted":
+            guard let id, let index = state.queue.firstIndex(of: id) else {
+                return "v\(version): promoted \(id ?? "?") that is not queued"
+            }
+            state.queue.remove(at: index)
+            state.stack.append(id)
+        case "dismissed":
+            if let id, let index = state.stack.firstIndex(of: id) {
+                state.stack.remove(at: index)
+            } else if let id, let index = state.queue.firstIndex(of: id) {
+                state.queue.remove(at: index)
+            } else {
+                return "v\(version): dismissed \(id ?? "?") that is neither presented nor queued"
+            }
+        case "replaced":
+            state.stack = event["stack"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        default:
+            return "v\(version): unknown event type \(type)"
+        }
+        return nil
+    }
+
+    /// `state` with `events` applied, and what did not fit.
+    static func applying(_ events: [JSONValue], to state: State) -> (state: State, faults: [String]) {
+        var state = state
+        var faults: [String] = []
+        for event in events {
+            if let fault = apply(event, to: &state) { faults.append(fault) }
+        }
+        return (state, faults)
     }
 
     /// The versions in the log, in order.
@@ -392,7 +457,7 @@ struct EventReplay {
 
     /// The state after `version`, if the log holds it.
     func state(after version: Int) -> State? {
-        states.first { $0.version == version }?.state
+        stateIndex[version].map { states[$0].state }
     }
 
     var finalState: State { states.last?.state ?? State() }
@@ -402,4 +467,50 @@ extension JSONValue {
     /// The ids of a session's stack (`session.stack[].id`).
     var stackIDs: [String] { self["stack"]?.arrayValue?.compactMap { $0["id"]?.stringValue } ?? [] }
     var queueIDs: [String] { self["queue"]?.arrayValue?.compactMap { $0["id"]?.stringValue } ?? [] }
+}
+
+/// The binary started by hand, to see whether it starts at all: its exit status and what it said.
+struct StartAttempt {
+    /// The exit status when the process ended by itself; nil when it started listening.
+    let exitStatus: Int32?
+    /// Standard error up to the exit or the "listening on" line.
+    let output: String
+
+    var started: Bool { exitStatus == nil }
+
+    /// Runs `modalstack --host 127.0.0.1 --port 0 --db <database> <arguments>` until it exits or
+    /// says it listens (then it is killed at once with SIGKILL, so that it writes nothing more).
+    static func run(database: String, arguments: [String] = []) throws -> StartAttempt {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: ServerProcess.binaryPath)
+        process.arguments = ["--host", "127.0.0.1", "--port", "0", "--db", database] + arguments
+        let pipe = Pipe()
+        process.standardError = pipe
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        // A start that neither fails nor listens within 60 s is ended, so that the test goes on.
+        DispatchQueue.global().asyncAfter(deadline: .now() + 60) {
+            // Only while this Process still has its child (not reaped, so the pid is still its own).
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        }
+        var output = ""
+        let handle = pipe.fileHandleForReading
+        while true {
+            let data = handle.availableData
+            if data.isEmpty { break }
+            output += String(decoding: data, as: UTF8.self)
+            if output.contains("listening on") {
+                kill(process.processIdentifier, SIGKILL)
+                process.waitUntilExit()
+                return StartAttempt(exitStatus: nil, output: output)
+            }
+        }
+        process.waitUntilExit()
+        return StartAttempt(exitStatus: process.terminationStatus, output: output)
+    }
+}
+
+/// A file's bytes, or nil when it does not exist.
+func fileBytes(_ path: String) -> Data? {
+    FileManager.default.contents(atPath: path)
 }

@@ -6,6 +6,8 @@ import Testing
 /// The application-side rendering of rejections used by every live test.
 let testRejections: @Sendable (HTTPRejection) -> HTTPResponse = { rejection in
     switch rejection {
+    case .ambiguousBodyLength:
+        HTTPResponse(status: 400, headers: ["Content-Type": "text/plain"], body: Array("ambiguous body length".utf8))
     case .bodyTooLarge(let limit):
         HTTPResponse(status: 413, headers: ["Content-Type": "text/plain"], body: Array("too large: limit \(limit)".utf8))
     case .serverStopping:

@@ -38,13 +38,17 @@ Method
 * Scenarios: read (random sessions), write (present+dismiss pairs; LPUSH+LPOP), mix (90 % reads,
   10 % writes), read-close (reads with `Connection: close`: a new TCP connection per request).
 * Sessions: one session is made through the API (a present of "profile"), then cloned row by row
-  into N sessions bench-0 … bench-N-1 (10k; 1k with --quick) with Python's sqlite3 (every table, every row of that
-  session, with its id and its presentation's id replaced), so the file is what the server itself
-  writes, and loads in seconds even for 1M sessions. Every server run starts from a fresh copy.
+  into N sessions bench-0 … bench-N-1 (10k; 1k with --quick) with Python's sqlite3 (every table,
+  every row of that session, with its id and its presentation's id replaced), so the file is what
+  the server itself writes, and loads in seconds even for 1M sessions. Every server run starts from
+  a fresh copy. The peer's Redis gets the same N lists (redis-cli --pipe).
 * Per measurement: requests/s, p50/p99 latency (wrk's, in ms), errors (socket errors, timeouts and
-  HTTP statuses >= 400), the server's peak RSS (VmHWM from /proc/PID/status, reset through
-  /proc/PID/clear_refs before each run; for the peer the sum of redis-server's and webdis's) and
-  its CPU time during the run (utime + stime from /proc/PID/stat; CPU % is of one core).
+  HTTP statuses >= 400), the average response size (B/resp, headers included), the server's peak
+  RSS (VmHWM from /proc/PID/status, reset through /proc/PID/clear_refs before each run; for the
+  peer the sum of redis-server's and webdis's) and its CPU time during the run (utime + stime from
+  /proc/PID/stat; CPU % is of one core).
+* Not measured: a "naive one-fsync-per-request" baseline; webdis with `appendfsync always` stands
+  for a durable peer.
 * Scaling: ModalStack (normal) with 1k, 10k, 100k sessions (and 1M with --full): start-up time
   (spawn until GET /readyz answers 200), RSS once ready, reads and writes at 64 connections with
   their peak RSS. With --quick only 1k, taken from the main ModalStack runs.
@@ -126,6 +130,8 @@ PROCESSES = Processes()
 
 
 def _terminate(signum, frame):
+    if signum == signal.SIGINT:
+        raise KeyboardInterrupt
     raise SystemExit(128 + signum)
 
 
@@ -416,6 +422,7 @@ def run_wrk(bench, server, mode, kind, sessions, connections, duration, close=Fa
     return {
         "rps": values["requests"] / seconds, "p50": values["p50_us"] / 1000, "p99": values["p99_us"] / 1000,
         "rss": peak / 1024, "cpu": cpu, "cpu_pct": 100 * cpu / seconds,
+        "bytes": values["bytes"] / max(values["requests"], 1),
         "other_pct": 100 * other / seconds, "errors": errors,
     }
 
@@ -487,23 +494,24 @@ def filesystem_of(path):
     return kind
 
 
-def table(headers, rows, markdown):
+def table(headers, rows, markdown, left=3):
     if markdown:
-        lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---:" if index else "---" for index in range(len(headers))) + "|"]
+        lines = ["| " + " | ".join(headers) + " |",
+                 "|" + "|".join("---" if index < left else "---:" for index in range(len(headers))) + "|"]
         lines += ["| " + " | ".join(row) + " |" for row in rows]
         return "\n".join(lines)
     widths = [max(len(headers[index]), *(len(row[index]) for row in rows)) for index in range(len(headers))]
     def line(cells):
-        return "  ".join(cell.ljust(widths[i]) if i < 3 else cell.rjust(widths[i]) for i, cell in enumerate(cells))
+        return "  ".join(cell.ljust(widths[i]) if i < left else cell.rjust(widths[i]) for i, cell in enumerate(cells))
     return "\n".join([line(headers), line(["-" * width for width in widths])] + [line(row) for row in rows])
 
 
 def results_table(rows, markdown):
     headers = ["target", "scenario", "conns", "req/s", "p50 ms", "p99 ms", "peak RSS MiB", "CPU s", "CPU %",
-               "other %", "errors"]
+               "other %", "errors", "B/resp"]
     cells = [[row["target"], SCENARIOS[row["scenario"]][2], str(row["connections"]), f"{row['rps']:.0f}",
               f"{row['p50']:.2f}", f"{row['p99']:.2f}", f"{row['rss']:.1f}", f"{row['cpu']:.2f}",
-              f"{row['cpu_pct']:.0f}", f"{row['other_pct']:.0f}", str(row["errors"])] for row in rows]
+              f"{row['cpu_pct']:.0f}", f"{row['other_pct']:.0f}", str(row["errors"]), f"{row['bytes']:.0f}"] for row in rows]
     return table(headers, cells, markdown)
 
 
@@ -514,7 +522,7 @@ def scaling_table(rows, markdown):
               f"{row['read']['rps']:.0f}", f"{row['read']['p99']:.2f}", f"{row['read']['rss']:.1f}",
               f"{row['write']['rps']:.0f}", f"{row['write']['p99']:.2f}", f"{row['write']['rss']:.1f}"]
              for row in rows]
-    return table(headers, cells, markdown)
+    return table(headers, cells, markdown, left=0)
 
 
 def ratios(rows, scaling, connections):
@@ -596,6 +604,8 @@ def main():
     arguments = parser.parse_args()
 
     started = time.monotonic()
+    # SIGINT too: a shell starts a background job with SIGINT ignored, and Python then keeps it so.
+    signal.signal(signal.SIGINT, _terminate)
     signal.signal(signal.SIGTERM, _terminate)
     signal.signal(signal.SIGHUP, _terminate)
 
@@ -704,6 +714,8 @@ def main():
                 if os.path.exists(database + suffix):
                     os.remove(database + suffix)
 
+        with open("/proc/loadavg") as loadavg:
+            load_after = " ".join(loadavg.read().split()[:3])
         when = datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")
         mode = "--quick" if bench.quick else ("--full" if arguments.full else "default")
         header = [
@@ -713,6 +725,8 @@ def main():
             f"servers and wrk at nice {NICE}; load average before the run {load_before}",
             f"loopback; databases and AOF on {filesystem}; {tools['wrk']}, {tools['redis']}, webdis {tools['webdis']}, "
             f"libmicrohttpd {tools['libmicrohttpd']}",
+            f"ModalStack with its defaults but --host/--port/--db/--durability/--threads {SERVER_THREADS} "
+            f"(its access log on stdout goes to /dev/null); load average after the run {load_after}",
         ]
         ratio_lines = ratios(rows, scaling, bench.connections)
         print()
@@ -751,3 +765,7 @@ if __name__ == "__main__":
     except KeyboardInterrupt:
         log("interrupted; every process started was stopped and the temporary files removed")
         sys.exit(130)
+    except SystemExit as exit:
+        if exit.code not in (None, 0):
+            log(f"stopped (status {exit.code}); every process started was stopped and the temporary files removed")
+        raise

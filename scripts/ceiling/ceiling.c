@@ -4,7 +4,7 @@
  *
  *   MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ITC,
  *   a thread pool of --threads workers (ModalStack's default: 2), a connection limit of 1024,
- *   a connection timeout of 30 s, a listen backlog of 511.
+ *   a connection timeout of 30 s, its own non-blocking listen socket with a backlog of 511.
  *
  * Every request, whatever its method and path, is answered 200 with the same ~300-byte JSON body
  * (shaped like a session with one presentation). The response is queued on the handler's final
@@ -56,7 +56,7 @@ int main(int argc, char **argv) {
     unsigned port = argc > 1 ? (unsigned)strtoul(argv[1], NULL, 10) : 0;
     unsigned threads = argc > 2 ? (unsigned)strtoul(argv[2], NULL, 10) : 2;
 
-    int listen_socket = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int listen_socket = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0); /* as ModalStack's */
     int one = 1;
     setsockopt(listen_socket, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
     struct sockaddr_in address = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};

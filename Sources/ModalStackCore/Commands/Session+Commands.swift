@@ -287,6 +287,7 @@ private struct SessionEdit {
 
     /// Promotes what the rules now allow from the queue, in order, then stamps the next version.
     mutating func finish(_ effect: CommandOutcome.Effect) -> CommandOutcome {
+        let stackBeforePromotion = session.stack.map(\.id)
         var promoted: [Presentation] = []
         while var next = session.queue.first, session.blockingRule(maxDepth: context.rules.maxDepth) == nil {
             session.queue.removeFirst()
@@ -299,16 +300,16 @@ private struct SessionEdit {
         session.updatedAt = now
         if original.version == 0 { session.createdAt = now }
         let change = SessionChange(
-            sessionID: session.id, version: session.version, at: now, events: events(effect, promoted: promoted),
+            sessionID: session.id, version: session.version, at: now, events: events(effect, stack: stackBeforePromotion, promoted: promoted),
             stackIDs: session.stack.map(\.id))
         let transition = TransitionPlan(from: original.stack.map(\.id), to: session.stack.map(\.id))
         return CommandOutcome(
             session: session, effect: effect, promoted: promoted, retired: retired, change: change, transition: transition)
     }
 
-    /// What the change did, in order: the session's creation, what left, what the command did,
-    /// then what was promoted.
-    private func events(_ effect: CommandOutcome.Effect, promoted: [Presentation]) -> [SessionEvent] {
+    /// What the change did, in order: the session's creation, what left, what the command did
+    /// (`stack` is the stack it left, before promotions), then what was promoted.
+    private func events(_ effect: CommandOutcome.Effect, stack: [String], promoted: [Presentation]) -> [SessionEvent] {
         var events: [SessionEvent] = original.version == 0 ? [SessionEvent(.sessionCreated)] : []
         events += retired.map { SessionEvent(.dismissed, presentation: $0) }
         switch effect {
@@ -316,7 +317,7 @@ private struct SessionEdit {
         case .queued(let presentation, let position):
             events.append(SessionEvent(.queued, presentation: presentation, details: ["position": JSONValue(position)]))
         case .updated(let presentation): events.append(SessionEvent(.updated, presentation: presentation))
-        case .replaced: events.append(SessionEvent(.replaced, details: ["stack": .array(session.stack.map { .string($0.id) })]))
+        case .replaced: events.append(SessionEvent(.replaced, details: ["stack": .array(stack.map { .string($0) })]))
         case .dismissed, .created: break
         }
         events += promoted.map { SessionEvent(.promoted, presentation: $0) }

@@ -11,8 +11,8 @@ Method
 ------
 * Everything runs on this machine over loopback. When at least two cores are available, the server
   under test (every process of it: ModalStack; the C ceiling; redis-server and webdis together) is
-  pinned to the first half of the cores and wrk to the other half (`taskset -c`, wrk with one
-  thread per core it gets); with 2 cores that is server on core 0, wrk -t1 on core 1. As root,
+  pinned to the first half of the cores and wrk (one thread) to the other half (`taskset -c`);
+  with 2 cores that is server on core 0, wrk -t1 on core 1. As root,
   servers and wrk run at nice -10, their scheduler autogroups too (/proc/PID/autogroup; with
   sched_autogroup nice alone does not reach across sessions), so that other work on the machine
   (a build) takes as little as possible from them (--nice 0 turns this off). "other %" in the
@@ -37,6 +37,9 @@ Method
     see wrk.lua for how the pairs are ordered so that a dismiss never overtakes its present).
 * Scenarios: read (random sessions), write (present+dismiss pairs; LPUSH+LPOP), mix (90 % reads,
   10 % writes), read-close (reads with `Connection: close`: a new TCP connection per request).
+  Each scenario starts on a freshly started server holding the loaded sessions; within it, the
+  write sequence goes on from run to run, so every session alternates present and dismiss (its
+  stack, or list, holds the loaded entry plus at most the one pushed) — see wrk.lua.
 * Sessions: one session is made through the API (a present of "profile"), then cloned row by row
   into N sessions bench-0 … bench-N-1 (10k; 1k with --quick) with Python's sqlite3 (every table,
   every row of that session, with its id and its presentation's id replaced), so the file is what
@@ -234,8 +237,9 @@ def wait_for_listening_line(path, process, timeout=30.0):
 class Server:
     """A started target: its base URL, the PIDs that make it (for RSS and CPU) and how to stop it."""
 
-    def __init__(self, name, port, processes, startup=None):
+    def __init__(self, name, port, processes, startup=None, directory=None):
         self.name, self.port, self.processes, self.startup = name, port, processes, startup
+        self.directory = directory  # removed once stopped
 
     @property
     def pids(self):
@@ -244,6 +248,8 @@ class Server:
     def stop(self):
         for process in self.processes:
             PROCESSES.stop(process)
+        if self.directory:
+            shutil.rmtree(self.directory, ignore_errors=True)
 
 
 def start_modalstack(bench, database, durability):
@@ -276,8 +282,7 @@ def start_ceiling(bench):
 
 
 def start_peer(bench, fsync, sessions, element):
-    directory = os.path.join(bench.tmp, f"redis-{fsync}")
-    os.makedirs(directory, exist_ok=True)
+    directory = tempfile.mkdtemp(prefix=f"redis-{fsync}-", dir=bench.tmp)
     redis_port, http_port = free_port(), free_port()
     redis = PROCESSES.start(
         ["redis-server", "--bind", "127.0.0.1", "--port", str(redis_port), "--dir", directory, "--appendonly", "yes",
@@ -308,7 +313,7 @@ def start_peer(bench, fsync, sessions, element):
     status, body = http(http_port, "GET", "/LRANGE/bench-0/0/-1")
     if status != 200 or b"profile" not in body:
         raise RuntimeError(f"webdis answers {status} {body[:200]!r}")
-    return Server(f"webdis+redis {fsync}", http_port, [webdis, redis])
+    return Server(f"webdis+redis {fsync}", http_port, [webdis, redis], directory=directory)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -398,7 +403,8 @@ def run_wrk(bench, server, mode, kind, sessions, connections, duration, close=Fa
             "-s", LUA]
     if close:
         argv += ["-H", "Connection: close"]
-    argv += [f"http://127.0.0.1:{server.port}/", "--", mode, kind, str(sessions), "10", str(next(RUN_NUMBERS))]
+    argv += [f"http://127.0.0.1:{server.port}/", "--", mode, kind, str(sessions), "10", str(next(RUN_NUMBERS)),
+             str(bench.write_offset)]
     if bench.wrk_cpus:
         argv = ["taskset", "-c", bench.wrk_cpus] + argv
     process = PROCESSES.start(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -413,6 +419,9 @@ def run_wrk(bench, server, mode, kind, sessions, connections, duration, close=Fa
     if not match:
         raise RuntimeError(f"wrk printed no result: {out.decode(errors='replace')} {err.decode(errors='replace')}")
     values = {key: int(value) for key, value in (item.split("=") for item in match.group(1).split())}
+    # The next run goes on with the write sequence where this one stopped (every write it sent was
+    # carried out), so that presents and dismisses keep alternating on every session.
+    bench.write_offset = values["next_write"]
     seconds = values["duration_us"] / 1e6
     errors = sum(values[key] for key in ("connect", "read", "write", "status", "timeout"))
     if errors:
@@ -442,19 +451,32 @@ SCENARIOS = {
 }
 
 
-def measure(bench, server, kind, scenarios, sessions, label, connections=None, repeats=None):
+def measure(bench, start, kind, scenarios, sessions, label, connections=None, fresh=True):
+    """Runs each scenario at each connection count, bench.repeats times. With `fresh`, each scenario
+    gets a server just started by start() (so every scenario begins with the same sessions, whatever
+    the writes of the one before left); otherwise one server serves them all in turn."""
     rows = []
-    for scenario in scenarios:
-        mode, close, _ = SCENARIOS[scenario]
-        if bench.warmup:
-            run_wrk(bench, server, mode, kind, sessions, 64, bench.warmup, close)
-        for count in connections or bench.connections:
-            runs = [run_wrk(bench, server, mode, kind, sessions, count, bench.duration, close)
-                    for _ in range(repeats or bench.repeats)]
-            row = {"target": label, "scenario": scenario, "connections": count, **median_of(runs)}
-            log(f"  {label:<24} {scenario:<11} c{count:<4} {row['rps']:>9.0f} req/s  p50 {row['p50']:.2f} ms  "
-                f"p99 {row['p99']:.2f} ms  RSS {row['rss']:.1f} MiB  CPU {row['cpu']:.2f} s")
-            rows.append(row)
+    server = None
+    try:
+        for scenario in scenarios:
+            if server is None or fresh:
+                if server is not None:
+                    server.stop()
+                server = start()
+                bench.write_offset = 0  # the server's sessions are as loaded: the sequence starts over
+            mode, close, _ = SCENARIOS[scenario]
+            if bench.warmup:
+                run_wrk(bench, server, mode, kind, sessions, 64, bench.warmup, close)
+            for count in connections or bench.connections:
+                runs = [run_wrk(bench, server, mode, kind, sessions, count, bench.duration, close)
+                        for _ in range(bench.repeats)]
+                row = {"target": label, "scenario": scenario, "connections": count, **median_of(runs)}
+                log(f"  {label:<24} {scenario:<11} c{count:<4} {row['rps']:>9.0f} req/s  p50 {row['p50']:.2f} ms  "
+                    f"p99 {row['p99']:.2f} ms  RSS {row['rss']:.1f} MiB  CPU {row['cpu']:.2f} s")
+                rows.append(row)
+    finally:
+        if server is not None:
+            server.stop()
     return rows
 
 
@@ -603,7 +625,7 @@ def main():
     parser.add_argument("--tmpdir", help="where the databases and AOF files go (default: $TMPDIR or /tmp)")
     arguments = parser.parse_args()
 
-    started = time.monotonic()
+    bench_started = time.monotonic()
     # SIGINT too: a shell starts a background job with SIGINT ignored, and Python then keeps it so.
     signal.signal(signal.SIGINT, _terminate)
     signal.signal(signal.SIGTERM, _terminate)
@@ -631,7 +653,7 @@ def main():
         bench.server_cpu_set = set(cpus[:half])
         bench.server_cpus = ",".join(map(str, cpus[:half]))
         bench.wrk_cpus = ",".join(map(str, cpus[half:]))
-        bench.wrk_threads = len(cpus) - half
+        bench.wrk_threads = 1  # wrk.lua's write sequence is per wrk thread: one thread (enough on loopback)
         pinning = f"server on core(s) {bench.server_cpus}, wrk -t{bench.wrk_threads} on core(s) {bench.wrk_cpus} (taskset), one {len(cpus)}-core machine"
     else:
         bench.server_cpus = bench.wrk_cpus = None
@@ -659,38 +681,41 @@ def main():
                                check=True).stdout.split()
         subprocess.run(["gcc", "-O2", "-o", bench.ceiling, CEILING_SOURCE] + flags, check=True)
 
+        bench.write_offset = 0
         bench.template, bench.presentation = make_template(bench)
         element = json.dumps(bench.presentation, separators=(",", ":"))
         main_database = os.path.join(bench.tmp, "main.sqlite")
         make_database(bench, main_database, bench.sessions)
 
         rows = []
-        log(f"ceiling: {bench.duration} s runs x {bench.repeats}, connections {bench.connections}")
-        server = start_ceiling(bench)
-        rows += measure(bench, server, "fixed", ["read", "read-close"], bench.sessions, "ceiling (C MHD)")
-        server.stop()
+        log(f"{bench.duration} s runs x {bench.repeats}, connections {bench.connections}, {bench.sessions} sessions; "
+            f"each scenario on a freshly started server")
+        rows += measure(bench, lambda: start_ceiling(bench), "fixed", ["read", "read-close"], bench.sessions,
+                        "ceiling (C MHD)")
 
         for fsync, scenarios in (("everysec", ["read", "write", "mix", "read-close"]), ("always", ["write", "mix"])):
-            server = start_peer(bench, fsync, bench.sessions, element)
-            rows += measure(bench, server, "webdis", scenarios, bench.sessions, server.name)
-            server.stop()
+            rows += measure(bench, lambda: start_peer(bench, fsync, bench.sessions, element), "webdis", scenarios,
+                            bench.sessions, f"webdis+redis {fsync}")
 
         startups = {}
         for durability in ("normal", "full"):
-            database = os.path.join(bench.tmp, f"run-{durability}.sqlite")
-            shutil.copyfile(main_database, database)
-            server = start_modalstack(bench, database, durability)
-            startups[durability] = (server.startup, rss_kib(server.pids[0]) / 1024)
-            status, body = http(server.port, "GET", f"/v1/sessions/bench-{bench.sessions - 1}")
-            if status != 200 or b'"profile"' not in body:
-                raise RuntimeError(f"a loaded session reads {status} {body[:300]!r}")
-            log(f"{server.name}: ready in {server.startup:.3f} s with {bench.sessions} sessions")
+            def start():
+                database = os.path.join(bench.tmp, f"run-{durability}.sqlite")
+                for suffix in ("", "-wal", "-shm"):
+                    if os.path.exists(database + suffix):
+                        os.remove(database + suffix)
+                shutil.copyfile(main_database, database)
+                server = start_modalstack(bench, database, durability)
+                status, body = http(server.port, "GET", f"/v1/sessions/bench-{bench.sessions - 1}")
+                if status != 200 or b'"profile"' not in body:
+                    raise RuntimeError(f"a loaded session reads {status} {body[:300]!r}")
+                startups.setdefault(durability, (server.startup, rss_kib(server.pids[0]) / 1024))
+                log(f"{server.name}: ready in {server.startup:.3f} s with {bench.sessions} sessions")
+                return server
             scenarios = ["read", "write", "mix", "read-close"]
             if bench.quick and durability == "full":
                 scenarios = ["write", "mix"]  # reads do not depend on the durability
-            rows += measure(bench, server, "modalstack", scenarios, bench.sessions, server.name)
-            server.stop()
-            os.remove(database)
+            rows += measure(bench, start, "modalstack", scenarios, bench.sessions, f"ModalStack {durability}")
 
         scaling = []
         if bench.quick:
@@ -702,14 +727,18 @@ def main():
             database = os.path.join(bench.tmp, f"scale-{size}.sqlite")
             make_database(bench, database, size)
             db_mib = os.path.getsize(database) / 2**20
-            server = start_modalstack(bench, database, "normal")
-            rss_ready = rss_kib(server.pids[0]) / 1024
-            log(f"scaling: {size} sessions, ready in {server.startup:.3f} s, RSS {rss_ready:.1f} MiB")
-            read = measure(bench, server, "modalstack", ["read"], size, f"scaling {size}", connections=[64])[0]
-            write = measure(bench, server, "modalstack", ["write"], size, f"scaling {size}", connections=[64])[0]
-            server.stop()
-            scaling.append({"sessions": size, "db_mib": db_mib, "startup": server.startup, "rss_ready": rss_ready,
-                            "read": read, "write": write})
+            ready = {}
+
+            def start():
+                server = start_modalstack(bench, database, "normal")
+                ready.update(startup=server.startup, rss_ready=rss_kib(server.pids[0]) / 1024)
+                log(f"scaling: {size} sessions, ready in {server.startup:.3f} s, RSS {ready['rss_ready']:.1f} MiB")
+                return server
+            # Reads first, then writes, on one server: the reads change nothing.
+            read, write = measure(bench, start, "modalstack", ["read", "write"], size, f"scaling {size}",
+                                  connections=[64], fresh=False)
+            scaling.append({"sessions": size, "db_mib": db_mib, "startup": ready["startup"],
+                            "rss_ready": ready["rss_ready"], "read": read, "write": write})
             for suffix in ("", "-wal", "-shm"):
                 if os.path.exists(database + suffix):
                     os.remove(database + suffix)
@@ -740,7 +769,7 @@ def main():
         print("Ratios (requests/s of the first over the second, same connection count)")
         print("\n".join(ratio_lines))
         print()
-        print(f"total {time.monotonic() - started:.0f} s")
+        print(f"total {time.monotonic() - bench_started:.0f} s")
 
         if arguments.markdown:
             method = "\n".join(line for line in __doc__.split("Method\n------\n", 1)[1].splitlines())

@@ -56,4 +56,10 @@ static inline int modalstack_mhd_connection_socket(struct MHD_Connection *connec
   return info == NULL ? -1 : info->connect_fd;
 }
 
+// The pointer the connection-notify callback stored for a connection, or NULL.
+static inline void *modalstack_mhd_socket_context(struct MHD_Connection *connection) {
+  const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+  return info == NULL ? NULL : info->socket_context;
+}
+
 #endif

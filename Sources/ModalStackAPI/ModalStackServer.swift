@@ -76,10 +76,16 @@ public final class ModalStackServer: Sendable {
     /// The port actually bound (useful with port 0).
     public var boundPort: UInt16 { http.boundPort }
 
+    /// Turns readiness to 503 (`shutting down`) while everything else keeps serving: the start of a
+    /// stop, ahead of ``stop()``.
+    public func stopBeingReady() {
+        readiness.enter(.draining)
+    }
+
     /// Drains: readiness turns 503 at once, waiting long polls answer 304 and event streams end,
     /// the listener stops and requests in flight finish, then the database is checkpointed and closed.
     public func stop() {
-        readiness.enter(.draining)
+        stopBeingReady()
         sweeper.stop()
         service.notifier.publish(.shutdown)
         http.stop()

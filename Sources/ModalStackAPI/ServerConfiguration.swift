@@ -27,6 +27,9 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var logFormat = AccessLog.Format.json
     public var logLevel = AccessLog.Level.info
     public var shutdownTimeoutSeconds = 10
+    /// Seconds between a stop signal and the drain, served as usual but with `/readyz` at 503, so that
+    /// load balancers stop sending traffic before the listener closes.
+    public var shutdownDelaySeconds = 0
     /// How many sessions the in-memory working set holds; misses read from SQLite.
     public var workingSetSessions = 10_000
     public var threads = 2
@@ -235,10 +238,11 @@ private let settings: [Setting] = [
     .boolean("auth-operations", "require the API key on /livez, /readyz and /metrics too", \.authenticateOperations),
     .choice("log-format", "FORMAT", "access log lines on standard output: json or logfmt", \.logFormat),
     .choice("log-level", "LEVEL", "debug, info, warn, error or off (requests log at info, 5xx at error)", \.logLevel),
-    .integer("shutdown-timeout", "seconds a SIGTERM may take before the process exits anyway", 1...600, \.shutdownTimeoutSeconds),
+    .integer("shutdown-delay", "seconds to keep serving, not ready, after SIGTERM before draining", 0...300, \.shutdownDelaySeconds),
+    .integer("shutdown-timeout", "seconds the drain after SIGTERM may take before the process exits anyway", 1...600, \.shutdownTimeoutSeconds),
     .integer("cache-size", "sessions kept in memory (least recently used dropped; misses read SQLite)", 0...10_000_000, \.workingSetSessions),
     .integer("threads", "HTTP worker threads", 1...256, \.threads),
     .integer("connection-limit", "the most simultaneous connections; more are refused", 1...100_000, \.connectionLimit),
-    .integer("connection-timeout", "seconds an idle connection is kept open", 1...3600, \.connectionTimeoutSeconds),
+    .integer("connection-timeout", "seconds an idle connection is kept open, and each request has to arrive in full", 1...3600, \.connectionTimeoutSeconds),
     .integer("max-body", "the largest request body in bytes (larger: 413)", 1024...16 * 1024 * 1024, \.maxBodyBytes),
 ]

@@ -32,13 +32,21 @@ enum MHDCallbacks {
         return Unmanaged<RequestDispatcher>.fromOpaque(cls).takeUnretainedValue().admitsConnection() ? .YES : .NO
     }
 
-    /// A connection was set up or closed (counts the open connections for the accept policy).
-    static let connectionNotified: MHD_NotifyConnectionCallback = { cls, _, _, event in
-        guard let cls else { return }
+    /// A connection was set up or is about to be closed. `*socketContext` keeps the connection's
+    /// ``RequestDeadlines/Entry`` (retained) in between.
+    static let connectionNotified: MHD_NotifyConnectionCallback = { cls, connection, socketContext, event in
+        guard let cls, let connection, let socketContext else { return }
         let dispatcher = Unmanaged<RequestDispatcher>.fromOpaque(cls).takeUnretainedValue()
         switch event {
-        case .CONNECTION_NOTIFY_STARTED: dispatcher.connectionOpened()
-        case .CONNECTION_NOTIFY_CLOSED: dispatcher.connectionClosed()
+        case .CONNECTION_NOTIFY_STARTED:
+            let entry = dispatcher.connectionOpened(socket: modalstack_mhd_connection_socket(connection))
+            socketContext.pointee = entry.map { Unmanaged.passRetained($0).toOpaque() }
+        case .CONNECTION_NOTIFY_CLOSED:
+            let entry = socketContext.pointee.map {
+                Unmanaged<RequestDeadlines.Entry>.fromOpaque($0).takeRetainedValue()
+            }
+            socketContext.pointee = nil
+            dispatcher.connectionClosed(entry)
         @unknown default: break
         }
     }

@@ -32,7 +32,10 @@ public final class HTTPServer: Sendable {
         /// limit would leave them unanswered in the listen backlog until a connection closes.) Under
         /// simultaneous connects the count may pass the limit by up to ``threadPoolSize`` − 1.
         public var connectionLimit: Int
-        /// Idle time after which a connection is closed. Suspended connections do not time out.
+        /// Idle time after which a connection is closed, and the time a connection has to send each
+        /// request in full (head and body), counted from its accept or its previous response — so a
+        /// client trickling bytes is dropped too. 0 turns both off. Suspended connections and
+        /// requests being answered do not time out.
         public var connectionTimeoutSeconds: Int
         /// The largest request body accepted; larger ones get `rejections(.bodyTooLarge(limit:))`.
         public var maxBodyBytes: Int
@@ -193,6 +196,7 @@ public final class HTTPServer: Sendable {
         // Also closes the listen socket.
         MHD_stop_daemon(running.daemon)
         dispatcher.hangUpWatcher.stop()
+        dispatcher.requestDeadlines.stop()
         Unmanaged.passUnretained(dispatcher).release()
         lifecycle.withLock { $0 = .stopped }
     }
@@ -245,6 +249,7 @@ public final class HTTPServer: Sendable {
                 "libmicrohttpd could not start on \(configuration.host):\(configuration.port) "
                     + "(threads: \(configuration.threadPoolSize), connection limit: \(configuration.connectionLimit))")
         }
+        dispatcher.requestDeadlines.start()
         var port = modalstack_mhd_bind_port(daemon)
         if port == 0 { port = ListenSocket.boundPort(listenSocket) }
         return RunningDaemon(daemon: daemon, listenSocket: listenSocket, port: port)

@@ -20,6 +20,8 @@ final class RequestContext {
     }
 
     let connection: ConnectionHandle
+    /// The connection's request deadline (``RequestDeadlines``), `nil` when deadlines are off.
+    let deadline: RequestDeadlines.Entry?
     var request: HTTPRequest
     var body: Body = .accepting
     /// The first handler call (the head was in).
@@ -31,8 +33,14 @@ final class RequestContext {
     /// Set once libmicrohttpd accepted a response for the request.
     var queued: QueuedResponse?
 
-    init(connection: ConnectionHandle, request: HTTPRequest, startedAt: ContinuousClock.Instant) {
+    init(
+        connection: ConnectionHandle,
+        request: HTTPRequest,
+        startedAt: ContinuousClock.Instant,
+        deadline: RequestDeadlines.Entry?
+    ) {
         self.connection = connection
+        self.deadline = deadline
         self.request = request
         self.startedAt = startedAt
     }

@@ -16,6 +16,8 @@ final class RequestDispatcher: Sendable {
     let configuration: HTTPServer.Configuration
     /// Notices clients leaving idle streams; runs while the daemon runs.
     let hangUpWatcher = HangUpWatcher()
+    /// Drops connections that do not send their request in time; runs while the daemon runs.
+    let requestDeadlines: RequestDeadlines
     private let responder: any HTTPResponder
     private let rejections: @Sendable (HTTPRejection) -> HTTPResponse
     /// Suspended requests and open streams, which must be ended (and so resumed) before the daemon
@@ -35,6 +37,7 @@ final class RequestDispatcher: Sendable {
         rejections: @escaping @Sendable (HTTPRejection) -> HTTPResponse
     ) {
         self.configuration = configuration
+        self.requestDeadlines = RequestDeadlines(timeoutSeconds: configuration.connectionTimeoutSeconds)
         self.responder = responder
         self.rejections = rejections
     }
@@ -66,7 +69,10 @@ final class RequestDispatcher: Sendable {
             requestID: configuration.requestIDHeader.map { RequestID.resolve(incoming: headers[$0]) }
         )
         let handle = ConnectionHandle(pointer: connection, socket: modalstack_mhd_connection_socket(connection))
-        let context = RequestContext(connection: handle, request: request, startedAt: startedAt)
+        let deadline = modalstack_mhd_socket_context(connection).map {
+            Unmanaged<RequestDeadlines.Entry>.fromOpaque($0).takeUnretainedValue()
+        }
+        let context = RequestContext(connection: handle, request: request, startedAt: startedAt, deadline: deadline)
         contextSlot.pointee = Unmanaged.passRetained(context).toOpaque()
         if let rejection = limitExceeded(path: path, rawQuery: rawQuery, headers: headers) {
             // Queued on the first call, libmicrohttpd answers without reading any body and closes.
@@ -101,6 +107,7 @@ final class RequestDispatcher: Sendable {
 
     /// The request is complete: hand it to the responder, then queue the answer or suspend.
     private func dispatch(_ context: RequestContext) -> MHD_Result {
+        requestDeadlines.requestReceived(on: context.deadline)
         let connection = context.connection.pointer
         let reply = HTTPReply(
             connection: context.connection,
@@ -136,6 +143,7 @@ final class RequestDispatcher: Sendable {
         guard let raw = contextSlot.pointee else { return }
         contextSlot.pointee = nil
         let context = Unmanaged<RequestContext>.fromOpaque(raw).takeRetainedValue()
+        requestDeadlines.requestEnded(on: context.deadline)
         if let reply = context.reply {
             let stream = reply.close()
             stream?.connectionFinished()
@@ -193,12 +201,16 @@ final class RequestDispatcher: Sendable {
         isAccepting.store(false, ordering: .releasing)
     }
 
-    func connectionOpened() {
+    /// A connection was set up; returns its deadline entry, if deadlines are on.
+    func connectionOpened(socket: Int32) -> RequestDeadlines.Entry? {
         openConnections.wrappingAdd(1, ordering: .relaxed)
+        return requestDeadlines.connectionOpened(socket: socket)
     }
 
-    func connectionClosed() {
+    /// libmicrohttpd is about to close a connection (and its socket).
+    func connectionClosed(_ entry: RequestDeadlines.Entry?) {
         openConnections.wrappingSubtract(1, ordering: .relaxed)
+        if let entry { requestDeadlines.connectionClosed(entry) }
     }
 
     // MARK: Stopping

@@ -42,7 +42,13 @@ Environment.log("modalstack: listening on \(configuration.host):\(server.boundPo
 var received: Int32 = 0
 sigwait(&stopSignals, &received)
 Environment.log("modalstack: signal \(received), stopping")
-Shutdown.guardStop(signals: stopSignals, timeoutSeconds: configuration.shutdownTimeoutSeconds)
+Shutdown.guardStop(
+    signals: stopSignals, timeoutSeconds: configuration.shutdownDelaySeconds + configuration.shutdownTimeoutSeconds)
+server.stopBeingReady()
+if configuration.shutdownDelaySeconds > 0 {
+    Environment.log("modalstack: not ready; draining in \(configuration.shutdownDelaySeconds) s")
+    sleep(UInt32(configuration.shutdownDelaySeconds))
+}
 server.stop()
 Environment.log("modalstack: stopped")
 exit(0)

@@ -156,6 +156,33 @@ struct OperationsTests {
         #expect(!acked.isEmpty)
         #expect(Set(acked).isSubset(of: presentedKeys))
     }
+
+    @Test("readiness during a drain: 503 at once after SIGTERM while requests are still served through --shutdown-delay, then exit 0 with the writes kept")
+    func readinessDuringDrain() throws {
+        let server = try ServerProcess(arguments: ["--shutdown-delay", "2"])
+        let base = "/v1/sessions/\(uniqueSessionID("drain"))"
+        #expect(try server.client().call("GET", "/readyz").status == 200)
+        #expect(try server.client().call("PUT", base).status == 201)
+        let signalled = ContinuousClock.now
+        server.send(SIGTERM)
+        // Each check on a new connection: the listener still accepts during the delay.
+        var readiness = try server.client().call("GET", "/readyz")
+        while readiness.status == 200 && ContinuousClock.now - signalled < .seconds(1) {
+            readiness = try server.client().call("GET", "/readyz")
+        }
+        #expect(readiness.status == 503)
+        #expect(String(decoding: readiness.raw, as: UTF8.self).contains("shutting down"))
+        #expect(try server.client().call("GET", "/livez").status == 200)
+        let write = try server.client().call("POST", "\(base)/presentations", json: ["destination": "during-drain"])
+        #expect(write.status == 201)
+        #expect(ContinuousClock.now - signalled < .seconds(2), "the checks took longer than the delay")
+        #expect(server.waitForExit() == 0)
+        #expect(ContinuousClock.now - signalled >= .seconds(2), "the server stopped before --shutdown-delay was over")
+
+        try server.start()
+        let state = try server.client().call("GET", base)
+        #expect(state.json["stack"]?.arrayValue?.first?["destination"] == "during-drain")
+    }
 }
 
 /// Every event of a session's log, following the `next` links.

@@ -83,8 +83,18 @@ final class ServerProcess: @unchecked Sendable {
     /// Sends `signal` and waits for the process to end; returns its exit status.
     @discardableResult
     func stop(signal: Int32 = SIGTERM) -> Int32 {
+        send(signal)
+        return waitForExit()
+    }
+
+    /// Sends `signal` without waiting.
+    func send(_ signal: Int32) {
+        if let process { kill(process.processIdentifier, signal) }
+    }
+
+    /// Waits for the process to end; returns its exit status.
+    func waitForExit() -> Int32 {
         guard let process else { return -1 }
-        kill(process.processIdentifier, signal)
         process.waitUntilExit()
         self.process = nil
         return process.terminationStatus

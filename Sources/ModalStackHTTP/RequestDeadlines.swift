@@ -1,0 +1,102 @@
+import CMicroHTTPD
+import Dispatch
+import Glibc
+import Synchronization
+
+/// Drops connections that take too long to send a request (slowloris).
+///
+/// libmicrohttpd's connection timeout counts idle time and restarts with every byte received, so a
+/// client trickling its request one byte at a time would hold its connection for ever. Here each
+/// connection waiting for a request — just accepted, or its previous response sent — has a
+/// deadline by which the whole request, head and body, must be in. Once a second the sockets of
+/// connections past their deadline are shut down; libmicrohttpd sees them fail and closes them. A
+/// request being answered (including a suspended long poll or an open stream) has no deadline.
+///
+/// A socket is shut down under the lock that libmicrohttpd's close notification takes before the
+/// descriptor is closed, so a descriptor number reused by a newer connection is never hit.
+final class RequestDeadlines: Sendable {
+    /// One connection's socket and deadline (monotonic nanoseconds; 0 while a request is answered).
+    final class Entry: Sendable {
+        fileprivate let socket: Int32
+        fileprivate let deadline: Atomic<Int64>
+
+        fileprivate init(socket: Int32, deadline: Int64) {
+            self.socket = socket
+            self.deadline = Atomic(deadline)
+        }
+    }
+
+    private let timeoutNanoseconds: Int64
+    private let connections = Mutex<[ObjectIdentifier: Entry]>([:])
+    private let timer = Mutex<(any DispatchSourceTimer)?>(nil)
+
+    /// - Parameter timeoutSeconds: The time a connection has to send each request; 0 turns the
+    ///   deadlines off (as it turns off libmicrohttpd's idle timeout).
+    init(timeoutSeconds: Int) {
+        timeoutNanoseconds = Int64(max(0, timeoutSeconds)) * 1_000_000_000
+    }
+
+    private var isEnabled: Bool { timeoutNanoseconds > 0 }
+
+    /// Starts checking the deadlines once a second.
+    func start() {
+        guard isEnabled else { return }
+        timer.withLock { timer in
+            let source = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "modalstack.request-deadlines"))
+            source.schedule(deadline: .now() + .seconds(1), repeating: .seconds(1), leeway: .milliseconds(100))
+            source.setEventHandler { [weak self] in self?.dropExpired() }
+            source.resume()
+            timer = source
+        }
+    }
+
+    /// Stops checking; connections still open are left to libmicrohttpd.
+    func stop() {
+        timer.withLock { timer in
+            timer?.cancel()
+            timer = nil
+        }
+    }
+
+    /// A connection was accepted: its first request is due within the timeout. Returns its entry, to
+    /// be kept in the connection's socket context until ``connectionClosed(_:)``.
+    func connectionOpened(socket: Int32) -> Entry? {
+        guard isEnabled, socket >= 0 else { return nil }
+        let entry = Entry(socket: socket, deadline: Self.now() + timeoutNanoseconds)
+        connections.withLock { $0[ObjectIdentifier(entry)] = entry }
+        return entry
+    }
+
+    /// libmicrohttpd is about to close the connection's socket.
+    func connectionClosed(_ entry: Entry) {
+        connections.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(entry)) }
+    }
+
+    /// The connection's request is in and being answered: no deadline until it is over.
+    func requestReceived(on entry: Entry?) {
+        entry?.deadline.store(0, ordering: .relaxed)
+    }
+
+    /// The connection's request is over: the next one is due within the timeout.
+    func requestEnded(on entry: Entry?) {
+        entry?.deadline.store(Self.now() + timeoutNanoseconds, ordering: .relaxed)
+    }
+
+    private func dropExpired() {
+        let now = Self.now()
+        connections.withLock { connections in
+            for entry in connections.values {
+                let deadline = entry.deadline.load(ordering: .relaxed)
+                guard deadline != 0, deadline < now else { continue }
+                entry.deadline.store(0, ordering: .relaxed)
+                shutdown(entry.socket, Int32(SHUT_RDWR))
+            }
+        }
+    }
+
+    private static func now() -> Int64 {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec)
+    }
+}

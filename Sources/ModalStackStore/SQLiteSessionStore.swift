@@ -29,6 +29,7 @@ public final class SQLiteSessionStore: SessionStore {
     /// Nil once the store is closed.
     private let writer: Mutex<SQLiteConnection?>
     private let reader: Mutex<SQLiteConnection?>
+    private let checkpointer: WALCheckpointer
 
     /// Opens the database at `path`, creating and migrating it when new. Refuses a file that is
     /// not a ModalStack database or is newer than this build, and never writes to such a file.
@@ -42,6 +43,7 @@ public final class SQLiteSessionStore: SessionStore {
         self.idempotencyLifetimeMilliseconds = idempotencyLifetimeMilliseconds
         let writer: SQLiteConnection
         let reader: SQLiteConnection
+        let checkpointer: WALCheckpointer
         do {
             if access(path, F_OK) == 0 {
                 // Identify an existing file on a read-only connection first: closing a read-write
@@ -51,7 +53,9 @@ public final class SQLiteSessionStore: SessionStore {
             writer = try SQLiteConnection(path: path, create: true)
             sqlite3_busy_timeout(writer.handle, busyTimeoutMilliseconds)
             try Self.migrate(writer)
-            try writer.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=\(durability.rawValue.uppercased())")
+            let synchronous = durability.rawValue.uppercased()
+            try writer.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=\(synchronous)")
+            checkpointer = try WALCheckpointer(path: path, synchronous: synchronous, writer: writer)
             if let maxSizeBytes {
                 // A quota: past it, writes fail with SQLITE_FULL (507) and reads go on.
                 let pageSize = try writer.integer("PRAGMA page_size") ?? 4096
@@ -64,6 +68,7 @@ public final class SQLiteSessionStore: SessionStore {
         }
         self.writer = Mutex(writer)
         self.reader = Mutex(reader)
+        self.checkpointer = checkpointer
     }
 
     public func session(id: String) throws(StoreError) -> Session? {
@@ -182,6 +187,7 @@ public final class SQLiteSessionStore: SessionStore {
                 try connection.statement("DELETE FROM idempotent_responses WHERE created_at < ?")
                     .run([.integer(Clock.milliseconds() - idempotencyLifetimeMilliseconds)])
             }
+            if checkpointer.writerShouldCheckpoint { WALCheckpointer.checkpoint(connection) }
         }
     }
 
@@ -273,6 +279,7 @@ public final class SQLiteSessionStore: SessionStore {
     /// answers every call as unavailable. Called once, on shutdown.
     public func close() {
         writer.withLock { connection in
+            if let writer = connection { checkpointer.stop(writer: writer) }
             _ = try? connection?.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             connection = nil
         }

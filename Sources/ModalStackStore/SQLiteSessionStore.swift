@@ -99,8 +99,11 @@ public final class SQLiteSessionStore: SessionStore {
 
     public func expiredSessionIDs(at now: Timestamp, limit: Int) throws(StoreError) -> [String] {
         return try read { connection throws(SQLiteError) in
-            let statement = try connection.statement("SELECT id FROM sessions WHERE expires_at <= ? LIMIT ?")
-            try statement.bind([.integer(now.millisecondsSinceEpoch), .integer(Int64(limit))])
+            let statement = try connection.statement(
+                "SELECT id FROM sessions WHERE expiry_bucket <= ?1 / ?2 AND expires_at <= ?1 LIMIT ?3")
+            try statement.bind([
+                .integer(now.millisecondsSinceEpoch), .integer(Schema.expiryBucketMilliseconds), .integer(Int64(limit)),
+            ])
             defer { statement.reset() }
             var ids: [String] = []
             while try statement.step() { ids.append(statement.text(at: 0)) }
@@ -216,19 +219,7 @@ public final class SQLiteSessionStore: SessionStore {
         switch write {
         case .save(let update):
             let session = update.session
-            try connection.statement(
-                """
-                INSERT INTO sessions (id, version, created_at, updated_at, stack, queue, ttl, expires_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                ON CONFLICT (id) DO UPDATE SET version = excluded.version, updated_at = excluded.updated_at,
-                    stack = excluded.stack, queue = excluded.queue, ttl = excluded.ttl, expires_at = excluded.expires_at
-                """
-            ).run([
-                .text(session.id), .integer(session.version), .integer(session.createdAt.millisecondsSinceEpoch),
-                .integer(session.updatedAt.millisecondsSinceEpoch), .text(StoredSession.encode(session.stack)),
-                .text(StoredSession.encode(session.queue)), .integer(session.ttlSeconds),
-                .integer(session.expiresAt.millisecondsSinceEpoch),
-            ])
+            try save(session, on: connection)
             try saveRetired(update.retired, of: session, on: connection)
             try connection.statement("INSERT OR REPLACE INTO changes (session_id, version, record) VALUES (?, ?, ?)")
                 .run([.text(session.id), .integer(update.change.version), .text(update.change.json.jsonText)])
@@ -254,6 +245,34 @@ public final class SQLiteSessionStore: SessionStore {
                 try connection.statement(statement).run([.text(sessionID)])
             }
         }
+    }
+
+    /// Inserts or updates the session's row. Most changes leave its expiry in the same bucket:
+    /// those update the row alone, without touching the expiry index.
+    private func save(_ session: Session, on connection: SQLiteConnection) throws(SQLiteError) {
+        let expiresAt = session.expiresAt.millisecondsSinceEpoch
+        let values: [SQLiteStatement.Value] = [
+            .text(session.id), .integer(session.version), .integer(session.createdAt.millisecondsSinceEpoch),
+            .integer(session.updatedAt.millisecondsSinceEpoch), .text(StoredSession.encode(session.stack)),
+            .text(StoredSession.encode(session.queue)), .integer(session.ttlSeconds), .integer(expiresAt),
+            .integer(expiresAt / Schema.expiryBucketMilliseconds),
+        ]
+        try connection.statement(
+            """
+            UPDATE sessions SET version = ?2, updated_at = ?4, stack = ?5, queue = ?6, ttl = ?7, expires_at = ?8
+            WHERE id = ?1 AND expiry_bucket = ?9
+            """
+        ).run(values)
+        guard sqlite3_changes(connection.handle) == 0 else { return }
+        try connection.statement(
+            """
+            INSERT INTO sessions (id, version, created_at, updated_at, stack, queue, ttl, expires_at, expiry_bucket)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+            ON CONFLICT (id) DO UPDATE SET version = excluded.version, updated_at = excluded.updated_at,
+                stack = excluded.stack, queue = excluded.queue, ttl = excluded.ttl, expires_at = excluded.expires_at,
+                expiry_bucket = excluded.expiry_bucket
+            """
+        ).run(values)
     }
 
     /// Keeps what left the session readable: the newest `dismissedKeptPerSession` per session.

@@ -44,8 +44,32 @@ enum Schema {
             PRIMARY KEY (scope, key)
         ) WITHOUT ROWID;
         CREATE INDEX idempotent_responses_by_age ON idempotent_responses (created_at);
+        """,
+        // Fewer pages per change. Expiry is indexed by the minute (`expiryBucketMilliseconds`), so
+        // a session's index entry moves at most once a minute rather than on every change; and
+        // dismissed presentations are keyed by their order, without a second index (a lookup by id
+        // reads at most the session's 64 rows).
         """
+        ALTER TABLE sessions ADD COLUMN expiry_bucket INTEGER NOT NULL DEFAULT 0;
+        UPDATE sessions SET expiry_bucket = expires_at / 60000;
+        DROP INDEX sessions_by_expiry;
+        CREATE INDEX sessions_by_expiry_bucket ON sessions (expiry_bucket);
+        CREATE TABLE dismissed_presentations_by_sequence (
+            session_id TEXT NOT NULL,
+            sequence INTEGER NOT NULL,
+            id TEXT NOT NULL,
+            document TEXT NOT NULL,
+            PRIMARY KEY (session_id, sequence)
+        ) WITHOUT ROWID;
+        INSERT INTO dismissed_presentations_by_sequence (session_id, sequence, id, document)
+            SELECT session_id, sequence, id, document FROM dismissed_presentations;
+        DROP TABLE dismissed_presentations;
+        ALTER TABLE dismissed_presentations_by_sequence RENAME TO dismissed_presentations;
+        """,
     ]
+
+    /// The width of an `expiry_bucket` (migration 2): `expires_at / expiryBucketMilliseconds`.
+    static let expiryBucketMilliseconds: Int64 = 60_000
 
     static var currentVersion: Int64 { Int64(migrations.count) }
 }

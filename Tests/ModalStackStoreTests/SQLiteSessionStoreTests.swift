@@ -1,6 +1,6 @@
 import Foundation
 import ModalStackCore
-import ModalStackStore
+@testable import ModalStackStore
 import Testing
 
 /// A fresh directory under the system temp dir, removed when the test is done with it.
@@ -136,6 +136,57 @@ struct SQLiteSessionStoreTests {
         #expect(largestWAL > 0 && largestWAL <= bound, "the WAL grew to \(largestWAL) bytes")
         for (id, session) in latest {
             #expect(try store.session(id: id) == session)
+        }
+    }
+
+    @Test("a schema-1 database is migrated in place: sessions, dismissed presentations, events and expiry kept")
+    func migratesSchemaOne() throws {
+        let directory = TemporaryDirectory()
+        let live = sampleSession("live")
+        let retired = dismissed(live.stack[0], at: 1_790_000_000_900)
+        let now = Timestamp(millisecondsSinceEpoch: 1_790_000_001_000)
+        do {
+            let connection = try SQLiteConnection(path: directory.databasePath, create: true)
+            try connection.execute(Schema.migrations[0])
+            try connection.execute("PRAGMA application_id = \(Schema.applicationID); PRAGMA user_version = 1")
+            let insertSession = try connection.statement(
+                "INSERT INTO sessions (id, version, created_at, updated_at, stack, queue, ttl, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
+            for (id, expiresAt) in [("live", live.expiresAt.millisecondsSinceEpoch), ("expired", now.millisecondsSinceEpoch - 1)] {
+                try insertSession.run([
+                    .text(id), .integer(live.version), .integer(live.createdAt.millisecondsSinceEpoch),
+                    .integer(live.updatedAt.millisecondsSinceEpoch), .text(StoredSession.encode(live.stack)),
+                    .text(StoredSession.encode(live.queue)), .integer(live.ttlSeconds), .integer(expiresAt),
+                ])
+            }
+            try connection.statement("INSERT INTO dismissed_presentations (session_id, id, sequence, document) VALUES (?, ?, ?, ?)")
+                .run([.text("live"), .text(retired.id), .integer(1 << 16), .text(retired.json.jsonText)])
+        }
+        let store = try SQLiteSessionStore(path: directory.databasePath)
+        #expect(try store.session(id: "live") == live)
+        #expect(try store.dismissedPresentation(id: retired.id, sessionID: "live") == retired)
+        #expect(try store.expiredSessionIDs(at: now, limit: 10) == ["expired"])
+        #expect(try store.integrityCheck() == ["ok"])
+        // And the migrated file takes writes as a new one does.
+        var next = live
+        next.version += 1
+        try store.commit([save(next, retired: [dismissed(live.stack[1], at: 1_790_000_000_950)])])
+        #expect(try store.session(id: "live") == next)
+        #expect(try store.dismissedPresentation(id: live.stack[1].id, sessionID: "live") != nil)
+    }
+
+    @Test("expiry follows every save, whether it stays in its minute's bucket or moves to another")
+    func expiryFollowsSaves() throws {
+        let directory = TemporaryDirectory()
+        let store = try SQLiteSessionStore(path: directory.databasePath)
+        var session = sampleSession("s")
+        session.ttlSeconds = 10
+        for step in [Int64(0), 5_000, 200_000] {
+            session.version += 1
+            session.updatedAt = Timestamp(millisecondsSinceEpoch: 1_790_000_000_500 + step)
+            try store.commit([save(session)])
+            let expiry = session.expiresAt.millisecondsSinceEpoch
+            #expect(try store.expiredSessionIDs(at: Timestamp(millisecondsSinceEpoch: expiry - 1), limit: 10) == [])
+            #expect(try store.expiredSessionIDs(at: Timestamp(millisecondsSinceEpoch: expiry), limit: 10) == ["s"])
         }
     }
 

@@ -38,20 +38,32 @@ public struct AccessLog: Sendable {
     func write(_ entry: Entry) {
         let level: Level = entry.status >= 500 ? .error : .info
         guard level >= minimumLevel, minimumLevel != .off else { return }
-        let line = format == .json ? json(entry, level: level) : logfmt(entry, level: level)
-        let bytes = Array((line + "\n").utf8)
-        _ = bytes.withUnsafeBytes { Glibc.write(STDOUT_FILENO, $0.baseAddress, $0.count) }
+        var line = format == .json ? json(entry, level: level) : Array(logfmt(entry, level: level).utf8)
+        line.append(UInt8(ascii: "\n"))
+        _ = line.withUnsafeBytes { Glibc.write(STDOUT_FILENO, $0.baseAddress, $0.count) }
     }
 
-    private func json(_ entry: Entry, level: Level) -> String {
-        var object: JSONObject = [
-            "time": .string(entry.time.rfc3339), "level": .string(level.rawValue), "msg": "request",
-            "method": .string(entry.method), "route": entry.route.map(JSONValue.string) ?? .null,
-            "status": JSONValue(entry.status), "durationMs": JSONValue((entry.durationSeconds * 1_000_000).rounded() / 1000),
-            "bytes": JSONValue(entry.bytes), "requestId": entry.requestID.map(JSONValue.string) ?? .null,
-        ]
-        if !entry.completed { object["completed"] = false }
-        return JSONValue.object(object).jsonText
+    /// Written member by member rather than through a `JSONObject`: this runs for every request.
+    private func json(_ entry: Entry, level: Level) -> [UInt8] {
+        var writer = JSONWriter(capacity: 256)
+        func member(_ name: String, _ value: JSONValue) {
+            writer.bytes.append(writer.bytes.isEmpty ? UInt8(ascii: "{") : UInt8(ascii: ","))
+            writer.write(.string(name))
+            writer.bytes.append(UInt8(ascii: ":"))
+            writer.write(value)
+        }
+        member("time", .string(entry.time.rfc3339))
+        member("level", .string(level.rawValue))
+        member("msg", "request")
+        member("method", .string(entry.method))
+        member("route", entry.route.map(JSONValue.string) ?? .null)
+        member("status", JSONValue(entry.status))
+        member("durationMs", JSONValue((entry.durationSeconds * 1_000_000).rounded() / 1000))
+        member("bytes", JSONValue(entry.bytes))
+        member("requestId", entry.requestID.map(JSONValue.string) ?? .null)
+        if !entry.completed { member("completed", false) }
+        writer.bytes.append(UInt8(ascii: "}"))
+        return writer.bytes
     }
 
     private func logfmt(_ entry: Entry, level: Level) -> String {

@@ -48,8 +48,11 @@ enum EntityTag {
 extension String {
     /// Without leading and trailing spaces and tabs.
     var trimmingSpaces: String {
-        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" }
-        return String(drop(while: isSpace).reversed().drop(while: isSpace).reversed())
+        let isSpace: (UInt8) -> Bool = { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }
+        guard let first = utf8.firstIndex(where: { !isSpace($0) }), let last = utf8.lastIndex(where: { !isSpace($0) }) else {
+            return ""
+        }
+        return first == startIndex && utf8.index(after: last) == endIndex ? self : String(self[first...last])
     }
 }
 

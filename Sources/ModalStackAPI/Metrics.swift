@@ -21,7 +21,8 @@ final class Metrics: Sendable {
     private struct RequestKey: Hashable {
         let method: String
         let route: String
-        let statusClass: String
+        /// 2 for 2xx, and so on.
+        let statusClass: Int
     }
 
     private struct State {
@@ -38,7 +39,7 @@ final class Metrics: Sendable {
     func recordRequest(method: String, route: String?, status: Int, seconds: Double) {
         let route = route ?? "unmatched"
         state.withLock { state in
-            state.requests[RequestKey(method: method, route: route, statusClass: "\(status / 100)xx"), default: 0] += 1
+            state.requests[RequestKey(method: method, route: route, statusClass: status / 100), default: 0] += 1
             state.durations[route, default: Histogram()].observe(seconds)
         }
     }
@@ -62,7 +63,7 @@ final class Metrics: Sendable {
         text += "# HELP modalstack_http_requests_total HTTP requests answered, by method, route template and status class.\n"
         text += "# TYPE modalstack_http_requests_total counter\n"
         for (key, count) in state.requests.sorted(by: { "\($0.key)" < "\($1.key)" }) {
-            text += "modalstack_http_requests_total{method=\"\(key.method)\",route=\"\(key.route)\",status=\"\(key.statusClass)\"} \(count)\n"
+            text += "modalstack_http_requests_total{method=\"\(key.method)\",route=\"\(key.route)\",status=\"\(key.statusClass)xx\"} \(count)\n"
         }
         text += "# HELP modalstack_http_request_duration_seconds Time from the request to its answer, by route template.\n"
         text += "# TYPE modalstack_http_request_duration_seconds histogram\n"

@@ -105,6 +105,7 @@ extension HTTPRequest {
     }
 
     private static func isJSONMediaType(_ contentType: String) -> Bool {
+        if contentType == "application/json" { return true }
         let beforeParameters = contentType.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false)[0]
         let mediaType = String(beforeParameters).trimmingSpaces.lowercased()
         return mediaType == "application/json" || (mediaType.hasPrefix("application/") && mediaType.hasSuffix("+json"))

@@ -415,17 +415,14 @@ enum RandomID {
     private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
 
     static func make() -> String {
+        // 144 random bits (three draws: each is a system call), written as 24 6-bit characters.
         var generator = SystemRandomNumberGenerator()
-        var characters: [UInt8] = []
-        characters.reserveCapacity(24)
-        // Six groups of three random bytes, each written as four 6-bit characters.
-        for _ in 0..<6 {
-            let group = UInt32(generator.next() as UInt8) << 16 | UInt32(generator.next() as UInt8) << 8
-                | UInt32(generator.next() as UInt8)
-            for shift in [18, 12, 6, 0] {
-                characters.append(alphabet[Int(group >> UInt32(shift) & 0x3F)])
+        let words = [generator.next() as UInt64, generator.next() as UInt64, generator.next() as UInt64]
+        return String(unsafeUninitializedCapacity: 24) { buffer in
+            for index in 0..<24 {
+                buffer[index] = alphabet[Int(words[index / 8] >> UInt64(index % 8 * 6) & 0x3F)]
             }
+            return 24
         }
-        return String(decoding: characters, as: UTF8.self)
     }
 }

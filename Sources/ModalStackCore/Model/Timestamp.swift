@@ -18,12 +18,31 @@ public struct Timestamp: Sendable, Hashable, Comparable {
         let secondOfDay = Int(seconds.modulo(86_400))
         let days = (seconds - Int64(secondOfDay)) / 86_400
         let (year, month, day) = Self.civilDate(daysSinceEpoch: days)
-        var text = ""
-        text.reserveCapacity(24)
-        text += Self.padded(Int(year), 4) + "-" + Self.padded(month, 2) + "-" + Self.padded(day, 2)
-        text += "T" + Self.padded(secondOfDay / 3600, 2) + ":" + Self.padded(secondOfDay / 60 % 60, 2)
-        text += ":" + Self.padded(secondOfDay % 60, 2) + "." + Self.padded(milliseconds, 3) + "Z"
-        return text
+        guard (0...9999).contains(year) else {
+            return Self.padded(Int(year), 4) + "-" + Self.padded(month, 2) + "-" + Self.padded(day, 2) + "T"
+                + Self.padded(secondOfDay / 3600, 2) + ":" + Self.padded(secondOfDay / 60 % 60, 2) + ":"
+                + Self.padded(secondOfDay % 60, 2) + "." + Self.padded(milliseconds, 3) + "Z"
+        }
+        // Written digit by digit into one buffer: timestamps are in every response and log line.
+        return String(unsafeUninitializedCapacity: 24) { buffer in
+            func put(_ value: Int, _ width: Int, at offset: Int) {
+                var rest = value
+                for index in (offset..<offset + width).reversed() {
+                    buffer[index] = UInt8(ascii: "0") + UInt8(rest % 10)
+                    rest /= 10
+                }
+            }
+            put(Int(year), 4, at: 0)
+            put(month, 2, at: 5)
+            put(day, 2, at: 8)
+            put(secondOfDay / 3600, 2, at: 11)
+            put(secondOfDay / 60 % 60, 2, at: 14)
+            put(secondOfDay % 60, 2, at: 17)
+            put(milliseconds, 3, at: 20)
+            (buffer[4], buffer[7], buffer[10]) = (UInt8(ascii: "-"), UInt8(ascii: "-"), UInt8(ascii: "T"))
+            (buffer[13], buffer[16], buffer[19], buffer[23]) = (UInt8(ascii: ":"), UInt8(ascii: ":"), UInt8(ascii: "."), UInt8(ascii: "Z"))
+            return 24
+        }
     }
 
     /// Parses the form `rfc3339` writes (`YYYY-MM-DDTHH:MM:SS.mmmZ`, years 0000–9999); nil otherwise.

@@ -22,8 +22,48 @@ struct ModalKindDecodingTests {
     func sheet() throws {
         let request = try decode(#"{"destination":"d","detents":["medium","large","fraction:0.25","height:300"],"interactiveDismissDisabled":true}"#)
         #expect(request.content == .sheet(SheetOptions(detents: [.medium, .large, .fraction(0.25), .height(300)], interactiveDismissDisabled: true)))
-        #expect(pointers(#"{"destination":"d","detents":["small","fraction:0","fraction:1.5","height:-1","fraction:0x1p-1","height:1e3","large"]}"#)
+        #expect(pointers(#"{"destination":"d","detents":["small","fraction:0","fraction:1.5","height:-1","fraction:0x1p-1","height:1e6","large"]}"#)
             == ["/detents/0", "/detents/1", "/detents/2", "/detents/3", "/detents/4", "/detents/5"])
+    }
+
+    @Test("every detent the server writes is a plain decimal that reads back as the same detent")
+    func detentRoundTrip() throws {
+        var generator = SplitMix64(seed: 0x5EED)
+        var fractions: [Double] = [
+            1e-07, 0.1, 1.0 / 3, 2.0 / 3, 0.999999, 0.5, 1, 1.0.nextDown, 0.1.nextUp, 1e-05, 1.2345e-05, 0.0001,
+            .ulpOfOne, .leastNormalMagnitude, .leastNonzeroMagnitude,
+        ]
+        fractions += (0..<2000).map { _ in Double.random(in: .leastNonzeroMagnitude...1, using: &generator) }
+        fractions += (0..<2000).map { _ in
+            Double(sign: .plus, exponent: -Int.random(in: 1...1074, using: &generator), significand: Double.random(in: 1..<2, using: &generator))
+        }
+        let heights: [Double] = [1e-05, 0.5, 320, 100_000, 100_000.0.nextDown, .leastNonzeroMagnitude]
+            + (0..<2000).map { _ in Double.random(in: .leastNonzeroMagnitude...100_000, using: &generator) }
+        let detents = fractions.map(Detent.fraction) + heights.map(Detent.height)
+        for detent in detents {
+            let number = detent.text.drop { $0 != ":" }.dropFirst()
+            #expect(number.allSatisfy { $0.isASCII && ($0.isNumber || $0 == ".") }, "\(detent.text)")
+            #expect(Detent(detent.text) == detent, "\(detent.text)")
+        }
+        let written = detents.prefix(500).map { JSONValue.string($0.text) }
+        let request = try decode(#"{"destination":"d","detents":\#(JSONValue.array(written).jsonText)}"#)
+        #expect(request.content == .sheet(SheetOptions(detents: Array(detents.prefix(500)))))
+        #expect(Detent.fraction(1e-07).text == "fraction:0.0000001")
+        #expect(Detent.height(1e-05).text == "height:0.00001")
+    }
+
+    @Test("a detent number may have an exponent, as older servers wrote it; the ranges still hold")
+    func detentExponents() throws {
+        #expect(Detent("fraction:1e-07") == .fraction(1e-07))
+        let request = try decode(#"{"destination":"d","detents":["fraction:1e-07","height:1E+3","fraction:2.5e-1","height:1.5e-05"]}"#)
+        #expect(request.content == .sheet(SheetOptions(detents: [.fraction(1e-07), .height(1000), .fraction(0.25), .height(1.5e-05)])))
+        for text in [
+            "fraction:1e", "fraction:e-7", "fraction:1e-", "fraction:1e-7.5", "fraction:1e--7", "fraction:-1e-07", "fraction:+1e-07",
+            "fraction:1e+1", "fraction:1e999", "fraction:1e-999", "fraction:0e5", "fraction:inf", "fraction:nan", "fraction:.", "fraction:.e1",
+            "height:1e6", "height:1e 3",
+        ] {
+            #expect(Detent(text) == nil, "\(text)")
+        }
     }
 
     @Test("popover, full-screen cover and dialog carry no style fields")
@@ -97,7 +137,7 @@ struct ModalKindDecodingTests {
     @Test("every presentation's JSON form reads back as the same presentation")
     func representationRoundTrip() throws {
         let contents: [ModalContent] = [
-            .sheet(SheetOptions(detents: [.medium, .fraction(0.5)], interactiveDismissDisabled: true)), .fullScreenCover, .popover,
+            .sheet(SheetOptions(detents: [.medium, .fraction(0.5), .fraction(1e-07)], interactiveDismissDisabled: true)), .fullScreenCover, .popover,
             alert(), .confirmationDialog(AlertContent(title: "Share", message: "To where?", buttons: [AlertButton(id: "mail", label: "Mail")])),
             .dialog, .progress(ProgressContent(message: "Sync", total: 7, completed: 1.5)),
         ]

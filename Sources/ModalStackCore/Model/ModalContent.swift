@@ -56,10 +56,7 @@ public enum Detent: Sendable, Hashable {
         case "large": self = .large
         default:
             let parts = text.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
-            // Plain decimals only: Double(_:) alone would also take "1e3", "0x1p-1" and "inf".
-            guard parts.count == 2, !parts[1].isEmpty, parts[1].allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }),
-                let value = Double(parts[1])
-            else { return nil }
+            guard parts.count == 2, Self.isUnsignedDecimal(parts[1]), let value = Double(parts[1]) else { return nil }
             switch parts[0] {
             case "fraction" where value > 0 && value <= 1: self = .fraction(value)
             case "height" where value > 0 && value <= 100_000: self = .height(value)
@@ -77,8 +74,35 @@ public enum Detent: Sendable, Hashable {
         }
     }
 
+    /// Digits and a point with an optional exponent, as a JSON number without its sign.
+    /// `Double(_:)` alone would also take "0x1p-1", "inf" and "nan". The exponent is accepted
+    /// because servers used to write tiny numbers as `1e-07`, and stored sessions and clients
+    /// still hold that form.
+    private static func isUnsignedDecimal(_ text: Substring) -> Bool {
+        let isDigit = { (character: Character) in character.isASCII && character.isNumber }
+        let mantissa = text.prefix { $0 != "e" && $0 != "E" }
+        var exponent = text.dropFirst(mantissa.count)
+        if !exponent.isEmpty {
+            exponent = exponent.dropFirst()
+            if exponent.first == "+" || exponent.first == "-" { exponent = exponent.dropFirst() }
+            guard !exponent.isEmpty, exponent.allSatisfy(isDigit) else { return false }
+        }
+        return mantissa.contains(where: isDigit) && mantissa.allSatisfy { isDigit($0) || $0 == "." }
+    }
+
+    /// The shortest digits that read back as `value`, as a plain decimal: `String(_:)` would
+    /// write `1e-07`, and a detent has one written form, without an exponent (`0.0000001`).
     private static func number(_ value: Double) -> String {
-        value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)
+        if value == value.rounded() && abs(value) < 1e15 { return String(Int64(value)) }
+        let text = String(value)
+        guard let e = text.firstIndex(of: "e"), let exponent = Int(text[text.index(after: e)...]) else { return text }
+        let sign = text.hasPrefix("-") ? "-" : ""
+        let mantissa = text[..<e].drop { $0 == "-" }
+        let digits = String(mantissa.filter { $0 != "." })
+        let point = (mantissa.firstIndex(of: ".").map { mantissa.distance(from: mantissa.startIndex, to: $0) } ?? mantissa.count) + exponent
+        if point <= 0 { return sign + "0." + String(repeating: "0", count: -point) + digits }
+        if point >= digits.count { return sign + digits + String(repeating: "0", count: point - digits.count) }
+        return sign + digits.prefix(point) + "." + digits.dropFirst(point)
     }
 }
 

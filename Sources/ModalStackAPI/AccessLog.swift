@@ -43,26 +43,29 @@ public struct AccessLog: Sendable {
         _ = line.withUnsafeBytes { Glibc.write(STDOUT_FILENO, $0.baseAddress, $0.count) }
     }
 
-    /// Written member by member rather than through a `JSONObject`: this runs for every request.
+    /// Written piece by piece rather than through a `JSONObject`: this runs for every request.
+    /// Only the method, the route and the request id can need escaping.
     private func json(_ entry: Entry, level: Level) -> [UInt8] {
         var writer = JSONWriter(capacity: 256)
-        func member(_ name: String, _ value: JSONValue) {
-            writer.bytes.append(writer.bytes.isEmpty ? UInt8(ascii: "{") : UInt8(ascii: ","))
-            writer.write(.string(name))
-            writer.bytes.append(UInt8(ascii: ":"))
-            writer.write(value)
-        }
-        member("time", .string(entry.time.rfc3339))
-        member("level", .string(level.rawValue))
-        member("msg", "request")
-        member("method", .string(entry.method))
-        member("route", entry.route.map(JSONValue.string) ?? .null)
-        member("status", JSONValue(entry.status))
-        member("durationMs", JSONValue((entry.durationSeconds * 1_000_000).rounded() / 1000))
-        member("bytes", JSONValue(entry.bytes))
-        member("requestId", entry.requestID.map(JSONValue.string) ?? .null)
-        if !entry.completed { member("completed", false) }
-        writer.bytes.append(UInt8(ascii: "}"))
+        func append(_ text: String) { writer.bytes.append(contentsOf: text.utf8) }
+        append(#"{"time":""#)
+        append(entry.time.rfc3339)
+        append(#"","level":""#)
+        append(level.rawValue)
+        append(#"","msg":"request","method":"#)
+        writer.write(.string(entry.method))
+        append(#","route":"#)
+        writer.write(entry.route.map(JSONValue.string) ?? .null)
+        append(#","status":"#)
+        append(String(entry.status))
+        append(#","durationMs":"#)
+        writer.write(JSONValue((entry.durationSeconds * 1_000_000).rounded() / 1000))
+        append(#","bytes":"#)
+        append(String(entry.bytes))
+        append(#","requestId":"#)
+        writer.write(entry.requestID.map(JSONValue.string) ?? .null)
+        if !entry.completed { append(#","completed":false"#) }
+        append("}")
         return writer.bytes
     }
 

@@ -174,15 +174,18 @@ import Testing
         #expect(RequestID.resolve(incoming: "keep-me") == "keep-me")
     }
 
-    @Test func generatedIdsAre32LowercaseHexDigitsOfTheRandomBytes() {
-        struct Fixed: RandomNumberGenerator {
-            var values: [UInt64]
-            mutating func next() -> UInt64 { values.removeFirst() }
+    @Test func generatedIdsAre32LowercaseHexDigitsAndUniqueAcrossThreads() {
+        let perThread = 20_000
+        let batches = Mutex<[[String]]>([])
+        DispatchQueue.concurrentPerform(iterations: 4) { _ in
+            let ids = (0..<perThread).map { _ in RequestID.resolve(incoming: nil) }
+            batches.withLock { $0.append(ids) }
         }
-        var fixed = Fixed(values: [0x0123_4567_89AB_CDEF, 0xFEDC_BA98_7654_3210])
-        #expect(RequestID.generate(using: &fixed) == "0123456789abcdeffedcba9876543210")
-        let ids = Set((0..<100).map { _ in RequestID.resolve(incoming: nil) })
-        #expect(ids.count == 100)
-        #expect(ids.allSatisfy(isGenerated))
+        let all = batches.withLock { $0 }.flatMap { $0 }
+        #expect(all.count == 4 * perThread)
+        #expect(Set(all).count == all.count)
+        #expect(all.allSatisfy(isGenerated))
+        // Scrambled, not sequential: consecutive ids share no long prefix.
+        #expect(all.prefix(1000).map { $0.prefix(8) }.count == Set(all.prefix(1000).map { $0.prefix(8) }).count)
     }
 }

@@ -182,6 +182,7 @@ public final class SQLiteSessionStore: SessionStore {
 
     public func commit(_ writes: [SessionWrite]) throws(StoreError) {
         guard !writes.isEmpty else { return }
+        try ensureFileInPlace()
         try write { connection throws(SQLiteError) in
             try connection.writeTransaction { () throws(SQLiteError) in
                 for write in writes {
@@ -195,11 +196,27 @@ public final class SQLiteSessionStore: SessionStore {
     }
 
     public func checkHealth() throws(StoreError) {
+        try ensureFileInPlace()
         try write { connection throws(SQLiteError) in
             // Taking the write lock proves the file is writable and not held by another process.
             try connection.writeTransaction { () throws(SQLiteError) in
                 _ = try connection.integer("SELECT count(*) FROM sqlite_schema")
             }
+        }
+    }
+
+    /// Refuses to write into a file that is no longer at ``path`` (deleted, renamed, or its
+    /// directory removed): SQLite would go on writing into the unlinked file, and every write
+    /// acknowledged from then on would be gone at the next start. Only a restart opens the path again.
+    private func ensureFileInPlace() throws(StoreError) {
+        let moved = try write { connection throws(SQLiteError) in
+            var moved: Int32 = 0
+            _ = sqlite3_file_control(connection.handle, "main", SQLITE_FCNTL_HAS_MOVED, &moved)
+            return moved != 0
+        }
+        if moved {
+            throw StoreError(
+                .unavailable, "the database \(path) was deleted or moved while the server ran; restart the server to open it again")
         }
     }
 

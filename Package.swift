@@ -23,24 +23,27 @@ var package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
         ),
+        .target(name: "Locking"),
         .target(name: "ModalStackCore"),
-        .target(name: "ModalStackStore", dependencies: ["ModalStackCore", "CSQLite"]),
-        .target(name: "ModalStackHTTP", dependencies: ["CMicroHTTPD"]),
+        .target(name: "ModalStackStore", dependencies: ["ModalStackCore", "CSQLite", "Locking"]),
+        .target(name: "ModalStackHTTP", dependencies: ["CMicroHTTPD", "Locking"]),
         .target(
             name: "ModalStackAPI",
-            dependencies: ["ModalStackCore", "ModalStackStore", "ModalStackHTTP"],
+            dependencies: ["ModalStackCore", "ModalStackStore", "ModalStackHTTP", "Locking"],
             resources: [.embedInCode("Resources/openapi.yaml")]
         ),
         .executableTarget(name: "modalstack", dependencies: ["ModalStackAPI", "ModalStackHTTP"]),
 
         .testTarget(name: "ModalStackCoreTests", dependencies: ["ModalStackCore"]),
         .testTarget(name: "ModalStackStoreTests", dependencies: ["ModalStackStore"]),
-        .testTarget(name: "ModalStackHTTPTests", dependencies: ["ModalStackHTTP"]),
+        .testTarget(name: "ModalStackHTTPTests", dependencies: ["ModalStackHTTP", "Locking"]),
         .testTarget(
             name: "ModalStackAPITests",
             dependencies: ["ModalStackAPI", "ModalStackCore", "ModalStackStore", "ModalStackHTTP"]
         ),
-        .testTarget(name: "IntegrationTests", dependencies: ["ModalStackCore", "ModalStackHTTP", "modalstack"]),
+        .testTarget(
+            name: "IntegrationTests", dependencies: ["ModalStackCore", "ModalStackHTTP", "Locking", "modalstack"]
+        ),
     ]
 )
 

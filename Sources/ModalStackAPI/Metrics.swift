@@ -1,4 +1,5 @@
 import Glibc
+import Locking
 import ModalStackCore
 import Synchronization
 
@@ -32,7 +33,7 @@ final class Metrics: Sendable {
         var presentationEvents: [SessionEvent.Kind: UInt64] = [:]
     }
 
-    private let state = Mutex(State())
+    private let state = LockedValue(State())
     let longPollsWaiting = Atomic<Int>(0)
     let eventStreamsOpen = Atomic<Int>(0)
 

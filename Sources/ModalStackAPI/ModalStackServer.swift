@@ -1,9 +1,9 @@
 import Dispatch
 import Glibc
+import Locking
 import ModalStackCore
 import ModalStackHTTP
 import ModalStackStore
-import Synchronization
 
 /// The whole service wired together: the SQLite store, the endpoints, the HTTP server, the
 /// expiry sweep.
@@ -172,7 +172,7 @@ final class ExpirySweeper: Sendable {
 
     private let service: SessionService
     private let intervalSeconds: Int
-    private let running = Mutex(false)
+    private let running = LockedValue(false)
     private let queue = DispatchQueue(label: "modalstack.expiry")
 
     init(service: SessionService, intervalSeconds: Int) {

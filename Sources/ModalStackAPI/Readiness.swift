@@ -1,4 +1,4 @@
-import Synchronization
+import Locking
 
 /// Whether the server should receive traffic, apart from the database's health: not while it
 /// starts, not while it drains on shutdown.
@@ -9,7 +9,7 @@ final class Readiness: Sendable {
         case draining
     }
 
-    private let phase = Mutex(Phase.starting)
+    private let phase = LockedValue(Phase.starting)
 
     func enter(_ next: Phase) {
         phase.withLock { $0 = next }

@@ -1,5 +1,5 @@
+import Locking
 import ModalStackCore
-import Synchronization
 
 /// Tells whoever watches a session (long polls, event streams) that it changed, after the change
 /// is committed. Listeners are called outside the lock, on the committing thread, and must not block.
@@ -25,7 +25,7 @@ final class SessionNotifier: Sendable {
         var count = 0
     }
 
-    private let state = Mutex(State())
+    private let state = LockedValue(State())
 
     func subscribe(to sessionID: String, _ listener: @escaping Listener) -> Subscription {
         state.withLock { state in

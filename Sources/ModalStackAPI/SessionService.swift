@@ -1,9 +1,9 @@
 import Dispatch
 import Glibc
+import Locking
 import ModalStackCore
 import ModalStackHTTP
 import ModalStackStore
-import Synchronization
 
 /// Runs changes against sessions: preconditions, idempotent replays, the core's rules, then a
 /// group commit, then the answer and the notification of watchers.
@@ -26,12 +26,12 @@ final class SessionService: Sendable {
     let notifier = SessionNotifier()
     let workingSet: WorkingSet
     /// Changes applied but not yet committed, and the queue of commits.
-    private let pending = Mutex(PendingState())
+    private let pending = LockedValue(PendingState())
     private let committer = DispatchQueue(label: "modalstack.commit")
     /// Idempotency keys whose first request is still running: a retry then gets a 409.
-    private let keysInFlight = Mutex(Set<String>())
+    private let keysInFlight = LockedValue(Set<String>())
     /// Why the last commit failed, until one succeeds: readiness reports it.
-    private let lastCommitFailure = Mutex<StoreError?>(nil)
+    private let lastCommitFailure = LockedValue<StoreError?>(nil)
 
     init(
         store: any SessionStore, rules: SessionRules, catalog: Catalog?, requiresIfMatch: Bool, metrics: Metrics,

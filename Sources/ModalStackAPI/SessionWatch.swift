@@ -1,4 +1,5 @@
 import Dispatch
+import Locking
 import ModalStackCore
 import ModalStackHTTP
 import ModalStackStore
@@ -136,7 +137,7 @@ final class HeldRequest: Sendable {
         var subscription: SessionNotifier.Subscription?
         var answered = false
     }
-    private let state = Mutex(State())
+    private let state = LockedValue(State())
 
     init(reply: HTTPReply, notifier: SessionNotifier, metrics: Metrics) {
         self.reply = reply
@@ -171,13 +172,13 @@ final class EventPump: Sendable {
     private let service: SessionService
     private let sessionID: String
     private let stream: HTTPStream
-    private let lastSent: Mutex<Int64>
+    private let lastSent: LockedValue<Int64>
 
     init(service: SessionService, sessionID: String, stream: HTTPStream, lastSent: Int64) {
         self.service = service
         self.sessionID = sessionID
         self.stream = stream
-        self.lastSent = Mutex(lastSent)
+        self.lastSent = LockedValue(lastSent)
     }
 
     /// Sends every logged change after the last one sent. When the log no longer holds the next

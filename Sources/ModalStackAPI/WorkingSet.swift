@@ -1,5 +1,5 @@
+import Locking
 import ModalStackCore
-import Synchronization
 
 /// The committed sessions most recently used, in memory, so that reads rarely touch SQLite and
 /// a session's JSON is rendered once per version. Bounded: past `capacity` the least recently
@@ -19,7 +19,7 @@ final class WorkingSet: Sendable {
     }
 
     let capacity: Int
-    private let state = Mutex(State())
+    private let state = LockedValue(State())
 
     init(capacity: Int) {
         self.capacity = capacity

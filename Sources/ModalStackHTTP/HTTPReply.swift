@@ -1,5 +1,5 @@
 import CMicroHTTPD
-import Synchronization
+import Locking
 
 /// The one-shot answer channel of a request.
 ///
@@ -17,8 +17,8 @@ public final class HTTPReply: Sendable {
     }
 
     private let destination: Destination
-    private let machine: Mutex<ReplyStateMachine>
-    private let matchedTemplate = Mutex<String?>(nil)
+    private let machine: LockedValue<ReplyStateMachine>
+    private let matchedTemplate = LockedValue<String?>(nil)
 
     /// A reply that is not attached to a connection, for driving a responder without a socket
     /// (tests, in-process calls).
@@ -32,12 +32,12 @@ public final class HTTPReply: Sendable {
         onWrite: @escaping @Sendable ([UInt8]) -> Void = { _ in }
     ) {
         destination = .callback(onSend, onWrite: onWrite)
-        machine = Mutex(ReplyStateMachine(state: .suspended))
+        machine = LockedValue(ReplyStateMachine(state: .suspended))
     }
 
     init(connection: ConnectionHandle, streams: StreamSettings) {
         destination = .connection(connection, streams)
-        machine = Mutex(ReplyStateMachine())
+        machine = LockedValue(ReplyStateMachine())
     }
 
     /// Sends `response`; only the first answer has an effect.

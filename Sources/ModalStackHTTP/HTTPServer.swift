@@ -1,6 +1,6 @@
 import CMicroHTTPD
 import Glibc
-import Synchronization
+import Locking
 
 /// An HTTP/1.1 server over libmicrohttpd that hands complete requests to an ``HTTPResponder``.
 ///
@@ -131,7 +131,7 @@ public final class HTTPServer: Sendable {
     /// The configuration the server was created with.
     public let configuration: Configuration
     private let dispatcher: RequestDispatcher
-    private let lifecycle = Mutex(Lifecycle.idle)
+    private let lifecycle = LockedValue(Lifecycle.idle)
 
     /// Creates a stopped server.
     /// - Parameters:

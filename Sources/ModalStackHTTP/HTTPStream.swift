@@ -1,6 +1,6 @@
 import CMicroHTTPD
 import Glibc
-import Synchronization
+import Locking
 
 /// The body of a streamed response (e.g. Server-Sent Events), written over time from any thread.
 ///
@@ -31,18 +31,18 @@ public final class HTTPStream: Sendable {
     }
 
     private let destination: Destination
-    private let guarded: Mutex<Guarded>
+    private let guarded: LockedValue<Guarded>
 
     init(connection: ConnectionHandle, bufferLimit: Int, watcher: HangUpWatcher?) {
         destination = .connection(connection, watcher: watcher)
-        guarded = Mutex(Guarded(machine: StreamStateMachine(bufferLimit: bufferLimit)))
+        guarded = LockedValue(Guarded(machine: StreamStateMachine(bufferLimit: bufferLimit)))
     }
 
     /// A stream not attached to a connection: each accepted write goes to `onWrite`, in order, under
     /// the stream's lock (`onWrite` must not call back into the stream).
     init(onWrite: @escaping @Sendable ([UInt8]) -> Void) {
         destination = .callback(onWrite)
-        guarded = Mutex(Guarded(machine: StreamStateMachine(bufferLimit: .max)))
+        guarded = LockedValue(Guarded(machine: StreamStateMachine(bufferLimit: .max)))
     }
 
     // MARK: Writing

@@ -1,6 +1,6 @@
 import CMicroHTTPD
 import Glibc
-import Synchronization
+import Locking
 
 /// Notices clients that hang up while their stream is idle.
 ///
@@ -24,7 +24,7 @@ final class HangUpWatcher: Sendable {
 
     /// epoll data of the wake-up descriptor; registrations start at 1.
     fileprivate static let wakeRegistration: UInt64 = 0
-    private let registry = Mutex(Registry())
+    private let registry = LockedValue(Registry())
 
     /// Creates the epoll set and starts the thread.
     /// - Throws: ``HTTPServerError`` when a descriptor or the thread cannot be created.

@@ -1,6 +1,7 @@
 import CMicroHTTPD
 import Dispatch
 import Glibc
+import Locking
 import Synchronization
 
 /// Drops connections that take too long to send a request (slowloris).
@@ -27,8 +28,8 @@ final class RequestDeadlines: Sendable {
     }
 
     private let timeoutNanoseconds: Int64
-    private let connections = Mutex<[ObjectIdentifier: Entry]>([:])
-    private let timer = Mutex<(any DispatchSourceTimer)?>(nil)
+    private let connections = LockedValue<[ObjectIdentifier: Entry]>([:])
+    private let timer = LockedValue<(any DispatchSourceTimer)?>(nil)
 
     /// - Parameter timeoutSeconds: The time a connection has to send each request; 0 turns the
     ///   deadlines off (as it turns off libmicrohttpd's idle timeout).

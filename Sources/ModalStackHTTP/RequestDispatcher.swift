@@ -1,5 +1,6 @@
 import CMicroHTTPD
 import Glibc
+import Locking
 import Synchronization
 
 /// What the daemon's callbacks work on: turns libmicrohttpd's handler calls into one `respond` per
@@ -22,7 +23,7 @@ final class RequestDispatcher: Sendable {
     private let rejections: @Sendable (HTTPRejection) -> HTTPResponse
     /// Suspended requests and open streams, which must be ended (and so resumed) before the daemon
     /// may stop.
-    private let suspensions = Mutex(Suspensions())
+    private let suspensions = LockedValue(Suspensions())
     /// Connections libmicrohttpd has set up and not yet closed, for the connection limit.
     private let openConnections = Atomic<Int>(0)
     /// Cleared when the server stops: new connections are refused from then on.

@@ -1,7 +1,7 @@
 import CSQLite
 import Glibc
+import Locking
 import ModalStackCore
-import Synchronization
 
 /// The SQLite session store: one writer connection and one reader connection over a WAL
 /// database, so reads never wait for a commit.
@@ -27,8 +27,8 @@ public final class SQLiteSessionStore: SessionStore {
     private let eventLogSize: Int
     private let idempotencyLifetimeMilliseconds: Int64
     /// Nil once the store is closed.
-    private let writer: Mutex<SQLiteConnection?>
-    private let reader: Mutex<SQLiteConnection?>
+    private let writer: LockedValue<SQLiteConnection?>
+    private let reader: LockedValue<SQLiteConnection?>
     private let checkpointer: WALCheckpointer
 
     /// Opens the database at `path`, creating and migrating it when new. Refuses a file that is
@@ -66,8 +66,8 @@ public final class SQLiteSessionStore: SessionStore {
         } catch {
             throw Self.storeError(error, path: path)
         }
-        self.writer = Mutex(writer)
-        self.reader = Mutex(reader)
+        self.writer = LockedValue(writer)
+        self.reader = LockedValue(reader)
         self.checkpointer = checkpointer
     }
 
@@ -333,7 +333,7 @@ public final class SQLiteSessionStore: SessionStore {
     }
 
     private func use<Result>(
-        _ connection: borrowing Mutex<SQLiteConnection?>, _ body: @Sendable (SQLiteConnection) throws(SQLiteError) -> Result
+        _ connection: LockedValue<SQLiteConnection?>, _ body: @Sendable (SQLiteConnection) throws(SQLiteError) -> Result
     ) throws(StoreError) -> Result {
         let outcome = connection.withLock { connection -> Swift.Result<Result, SQLiteError>? in
             guard let connection else { return nil }

@@ -1,8 +1,8 @@
 import Dispatch
 import Foundation
+import Locking
 import ModalStackCore
 import ModalStackHTTP
-import Synchronization
 import Testing
 
 /// Reads one sample from a Prometheus text exposition (`name{labels} value`).
@@ -117,7 +117,7 @@ struct OperationsTests {
         let server = try ServerProcess(arguments: ["--event-log-size", "1000000"])
         let base = "/v1/sessions/\(uniqueSessionID())"
         try server.client().call("PUT", base)
-        let pollStatus = Mutex<Int?>(nil)
+        let pollStatus = LockedValue<Int?>(nil)
         let pollDone = DispatchSemaphore(value: 0)
         let heldID = "held-session"
         try server.client().call("PUT", "/v1/sessions/\(heldID)")
@@ -126,8 +126,8 @@ struct OperationsTests {
             pollStatus.withLock { $0 = response?.status }
             pollDone.signal()
         }
-        let acknowledged = Mutex<[String]>([])
-        let stopWriting = Mutex(false)
+        let acknowledged = LockedValue<[String]>([])
+        let stopWriting = LockedValue(false)
         let writerDone = DispatchSemaphore(value: 0)
         Thread.detachNewThread {
             let client = server.client()

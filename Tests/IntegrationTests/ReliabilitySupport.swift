@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Locking
 import ModalStackCore
 import ModalStackHTTP
 import Synchronization
@@ -39,13 +40,13 @@ struct SeededGenerator: RandomNumberGenerator, Sendable {
 /// Plain threads (not the cooperative pool, which has as many threads as cores): each runs
 /// `body(index)` to its end; `join()` waits for all of them and returns their results in order.
 final class ThreadGroup<Result: Sendable>: Sendable {
-    private let results: Mutex<[Int: Result]>
+    private let results: LockedValue<[Int: Result]>
     private let group = DispatchGroup()
     private let count: Int
 
     init(count: Int, stackSize: Int = 1 << 20, _ body: @escaping @Sendable (Int) -> Result) {
         self.count = count
-        results = Mutex([:])
+        results = LockedValue([:])
         for index in 0..<count {
             group.enter()
             let thread = Thread { [self] in
@@ -291,7 +292,7 @@ func runProgram(_ path: String, _ arguments: [String], input: String? = nil) thr
         try? inputPipe.fileHandleForWriting.close()
     }
     // Read both pipes to their ends concurrently, so a full pipe never blocks the child.
-    let errorData = Mutex(Data())
+    let errorData = LockedValue(Data())
     let group = DispatchGroup()
     group.enter()
     Thread {

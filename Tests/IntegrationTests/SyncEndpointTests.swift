@@ -1,8 +1,8 @@
 import Dispatch
 import Foundation
+import Locking
 import ModalStackCore
 import ModalStackHTTP
-import Synchronization
 import Testing
 
 @Suite("Versions, preconditions and idempotent retries over HTTP")
@@ -99,7 +99,7 @@ struct SyncEndpointTests {
         let server = try ServerProcess()
         let base = "/v1/sessions/\(uniqueSessionID())"
         let body = (["destination": "paywall", "payload": ["plan": "pro"]] as JSONValue).serialized()
-        let results = Mutex<[(Int, [UInt8])]>([])
+        let results = LockedValue<[(Int, [UInt8])]>([])
         DispatchQueue.concurrentPerform(iterations: 20) { _ in
             let client = server.client()
             defer { client.close() }
@@ -128,7 +128,7 @@ struct WatchEndpointTests {
         let server = try ServerProcess()
         let base = "/v1/sessions/\(uniqueSessionID())"
         try server.client().call("PUT", base)
-        let answer = Mutex<JSONResponse?>(nil)
+        let answer = LockedValue<JSONResponse?>(nil)
         let done = DispatchSemaphore(value: 0)
         Thread.detachNewThread {
             let response = try? server.client().call("GET", base, headers: ["If-None-Match": "\"1\"", "Prefer": "wait=20"])

@@ -1,7 +1,7 @@
 import Dispatch
 import Glibc
+import Locking
 import ModalStackHTTP
-import Synchronization
 import Testing
 
 /// `onRequestCompleted`: once per request that got a response, after it went out (or failed to).
@@ -160,7 +160,7 @@ import Testing
             _ = try client.openStream(path: "/events/1")
             #expect(streams.wait(for: 1))
             let stream = streams.stream(0)
-            let written = Mutex(0)
+            let written = LockedValue(0)
             let writerDone = Counter()
             startThread {
                 let event = "data: tick\n\n"

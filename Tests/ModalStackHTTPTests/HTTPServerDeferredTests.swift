@@ -1,7 +1,7 @@
 import Dispatch
 import Glibc
+import Locking
 import ModalStackHTTP
-import Synchronization
 import Testing
 
 /// Replies answered later, from other threads, with libmicrohttpd suspending the connections.
@@ -60,7 +60,7 @@ import Testing
         }
         try withServer(router) { server throws in
             let port = server.boundPort
-            let failures = Mutex<[String]>([])
+            let failures = LockedValue<[String]>([])
             DispatchQueue.concurrentPerform(iterations: 4) { worker in
                 let client = HTTPClient(port: port)
                 for i in 0..<150 {
@@ -176,8 +176,8 @@ import Testing
 
     @Test func requestsSuspendingDuringStopAreAnswered503() throws {
         // respond() is still running when stop() begins; its suspension must not outlive the daemon.
-        let entered = Mutex(false)
-        let release = Mutex(false)
+        let entered = LockedValue(false)
+        let release = LockedValue(false)
         var router = makeRouter()
         router.addDeferred("GET", "/late") { _, _ in
             entered.withLock { $0 = true }
@@ -206,7 +206,7 @@ import Testing
             nonisolated(unsafe) weak var reply: HTTPReply?
             init(_ reply: HTTPReply) { self.reply = reply }
         }
-        let seen = Mutex<[WeakReply]>([])
+        let seen = LockedValue<[WeakReply]>([])
         var router = makeRouter()
         router.addDeferred("GET", "/now") { _, reply in
             seen.withLock { $0.append(WeakReply(reply)) }

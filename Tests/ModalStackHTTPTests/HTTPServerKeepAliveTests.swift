@@ -1,7 +1,7 @@
 import Dispatch
 import Glibc
+import Locking
 import ModalStackHTTP
-import Synchronization
 import Testing
 
 @Suite struct HTTPServerKeepAliveTests {
@@ -52,8 +52,8 @@ import Testing
     @Test func concurrentClientsEachKeepTheirConnection() throws {
         try withServer(router()) { server throws in
             let port = server.boundPort
-            let failures = Mutex<[String]>([])
-            let connects = Mutex(0)
+            let failures = LockedValue<[String]>([])
+            let connects = LockedValue(0)
             DispatchQueue.concurrentPerform(iterations: 8) { worker in
                 let client = HTTPClient(port: port)
                 for n in 0..<40 {

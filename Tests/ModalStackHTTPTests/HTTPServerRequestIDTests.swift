@@ -1,6 +1,6 @@
 import Dispatch
+import Locking
 @testable import ModalStackHTTP
-import Synchronization
 import Testing
 
 /// Request ids: taken from the client or generated, seen by handlers, echoed on every response.
@@ -176,7 +176,7 @@ import Testing
 
     @Test func generatedIdsAre32LowercaseHexDigitsAndUniqueAcrossThreads() {
         let perThread = 20_000
-        let batches = Mutex<[[String]]>([])
+        let batches = LockedValue<[[String]]>([])
         DispatchQueue.concurrentPerform(iterations: 4) { _ in
             let ids = (0..<perThread).map { _ in RequestID.resolve(incoming: nil) }
             batches.withLock { $0.append(ids) }

@@ -1,7 +1,7 @@
 import Dispatch
 import Glibc
+import Locking
 @testable import ModalStackHTTP
-import Synchronization
 import Testing
 
 /// Streamed responses (Server-Sent Events) on a live server.
@@ -32,7 +32,7 @@ import Testing
             let stream = streams.stream(0)
 
             let clock = ContinuousClock()
-            let sentAt = Mutex<[ContinuousClock.Instant]>([])
+            let sentAt = LockedValue<[ContinuousClock.Instant]>([])
             startThread {
                 for n in 0..<20 {
                     sentAt.withLock { $0.append(clock.now) }
@@ -146,7 +146,7 @@ import Testing
 
     @Test func aStreamStartedLaterFromAnotherThread() throws {
         let held = ReplyBox()
-        let secondStart = Mutex("not tried")
+        let secondStart = LockedValue("not tried")
         var router = makeRouter()
         router.addDeferred("GET", "/later") { request, reply in held.append(request, reply) }
         try withServer(router) { server throws in
@@ -416,7 +416,7 @@ import Testing
             nonisolated(unsafe) weak var stream: HTTPStream?
             init(_ stream: HTTPStream) { self.stream = stream }
         }
-        let seen = Mutex<[WeakStream]>([])
+        let seen = LockedValue<[WeakStream]>([])
         var router = makeRouter()
         router.addDeferred("GET", "/closed") { _, reply in
             guard let stream = reply.startStream(status: 200, headers: Self.eventHeaders) else { return }
@@ -470,7 +470,7 @@ import Testing
 
 /// Streams started by handlers, for the test to write to.
 final class StreamBox: Sendable {
-    private let streams = Mutex<[(request: HTTPRequest, stream: HTTPStream)]>([])
+    private let streams = LockedValue<[(request: HTTPRequest, stream: HTTPStream)]>([])
 
     func append(_ request: HTTPRequest, _ stream: HTTPStream) {
         streams.withLock { $0.append((request, stream)) }
@@ -489,7 +489,7 @@ final class StreamBox: Sendable {
 
 /// A thread-safe counter.
 final class Counter: Sendable {
-    private let count = Mutex(0)
+    private let count = LockedValue(0)
 
     func increment() { count.withLock { $0 += 1 } }
 

@@ -1,5 +1,5 @@
+import Locking
 @testable import ModalStackHTTP
-import Synchronization
 import Testing
 
 @Suite struct ReplyStateMachineTests {
@@ -123,7 +123,7 @@ import Testing
 
     @Test func detachedReplyStreamsToItsCallbacks() {
         let received = ResponseCollector()
-        let written = Mutex<[UInt8]>([])
+        let written = LockedValue<[UInt8]>([])
         let reply = HTTPReply(onSend: { received.append($0) }, onWrite: { bytes in written.withLock { $0 += bytes } })
         let stream = reply.startStream(status: 200, headers: ["Content-Type": "text/event-stream"])
         #expect(stream != nil)
@@ -133,7 +133,7 @@ import Testing
         #expect(received.all == [HTTPResponse(status: 200, headers: ["Content-Type": "text/event-stream"])])
         #expect(stream?.write("data: 1\n\n") == true)
         #expect(stream?.write(Array("data: 2\n\n".utf8)) == true)
-        let closes = Mutex(0)
+        let closes = LockedValue(0)
         stream?.onClose { closes.withLock { $0 += 1 } }
         stream?.close()
         stream?.close()

@@ -1,6 +1,6 @@
 import Glibc
+import Locking
 import ModalStackHTTP
-import Synchronization
 import Testing
 
 /// The application-side rendering of rejections used by every live test.
@@ -59,7 +59,7 @@ func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
 
 /// Replies held by deferred handlers until the test answers them.
 final class ReplyBox: Sendable {
-    private let replies = Mutex<[(request: HTTPRequest, reply: HTTPReply)]>([])
+    private let replies = LockedValue<[(request: HTTPRequest, reply: HTTPReply)]>([])
 
     func append(_ request: HTTPRequest, _ reply: HTTPReply) {
         replies.withLock { $0.append((request, reply)) }
@@ -227,7 +227,7 @@ extension [UInt8] {
 
 /// Collects what detached replies send.
 final class ResponseCollector: Sendable {
-    private let responses = Mutex<[HTTPResponse]>([])
+    private let responses = LockedValue<[HTTPResponse]>([])
 
     func append(_ response: HTTPResponse) {
         responses.withLock { $0.append(response) }
@@ -238,7 +238,7 @@ final class ResponseCollector: Sendable {
 
 /// Collects what ``HTTPServer/Configuration/onRequestCompleted`` reports.
 final class CompletionLog: Sendable {
-    private let records = Mutex<[CompletedRequest]>([])
+    private let records = LockedValue<[CompletedRequest]>([])
 
     /// The hook to put into a configuration.
     var hook: @Sendable (CompletedRequest) -> Void {

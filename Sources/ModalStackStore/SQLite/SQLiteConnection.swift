@@ -1,6 +1,6 @@
 import CSQLite
 
-/// One sqlite3 connection. Not thread-safe: its owner serializes access (a `Mutex` in the store).
+/// One sqlite3 connection. Not thread-safe: its owner serializes access (a `LockedValue` in the store).
 final class SQLiteConnection {
     let handle: OpaquePointer
     let path: String

@@ -1,5 +1,6 @@
 import CSQLite
 import Dispatch
+import Locking
 import Synchronization
 
 /// Copies the write-ahead log back into the database file on a connection and a thread of its own,
@@ -18,7 +19,7 @@ final class WALCheckpointer: Sendable {
     static let backgroundThresholdFrames = 1000
     static let writerThresholdFrames = 4000
 
-    private let connection: Mutex<SQLiteConnection?>
+    private let connection: LockedValue<SQLiteConnection?>
     private let queue = DispatchQueue(label: "modalstack.wal-checkpoint")
     /// The WAL's size in frames after the writer's last commit.
     private let walFrames = Atomic<Int>(0)
@@ -28,7 +29,7 @@ final class WALCheckpointer: Sendable {
     init(path: String, synchronous: String, writer: SQLiteConnection) throws(SQLiteError) {
         let connection = try SQLiteConnection(path: path)
         try connection.execute("PRAGMA synchronous=\(synchronous)")
-        self.connection = Mutex(connection)
+        self.connection = LockedValue(connection)
         // The hook replaces SQLite's automatic checkpoint on the writer.
         sqlite3_wal_hook(
             writer.handle,

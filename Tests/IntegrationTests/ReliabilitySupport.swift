@@ -302,7 +302,7 @@ func runProgram(_ path: String, _ arguments: [String], input: String? = nil) thr
     }.start()
     let outputData = output.fileHandleForReading.readDataToEndOfFile()
     group.wait()
-    process.waitUntilExit()
+    process.waitUntilExitedWithoutRunLoop()
     return (
         process.terminationStatus, String(decoding: outputData, as: UTF8.self),
         String(decoding: errorData.withLock { $0 }, as: UTF8.self)
@@ -502,11 +502,11 @@ struct StartAttempt {
             output += String(decoding: data, as: UTF8.self)
             if output.contains("listening on") {
                 kill(process.processIdentifier, SIGKILL)
-                process.waitUntilExit()
+                process.waitUntilExitedWithoutRunLoop()
                 return StartAttempt(exitStatus: nil, output: output)
             }
         }
-        process.waitUntilExit()
+        process.waitUntilExitedWithoutRunLoop()
         return StartAttempt(exitStatus: process.terminationStatus, output: output)
     }
 }

@@ -44,7 +44,7 @@ final class ServerProcess: @unchecked Sendable {
     deinit {
         if let process, process.isRunning {
             kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+            process.waitUntilExitedWithoutRunLoop()
         }
         if let directory {
             try? FileManager.default.removeItem(atPath: directory)
@@ -95,7 +95,7 @@ final class ServerProcess: @unchecked Sendable {
     /// Waits for the process to end; returns its exit status.
     func waitForExit() -> Int32 {
         guard let process else { return -1 }
-        process.waitUntilExit()
+        process.waitUntilExitedWithoutRunLoop()
         self.process = nil
         return process.terminationStatus
     }
@@ -129,7 +129,7 @@ final class ServerProcess: @unchecked Sendable {
         process.standardOutput = FileHandle.nullDevice
         try process.run()
         let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        process.waitUntilExitedWithoutRunLoop()
         return (process.terminationStatus, output)
     }
 
@@ -162,4 +162,14 @@ final class ServerProcess: @unchecked Sendable {
 struct ServerStartError: Error, CustomStringConvertible {
     let output: String
     var description: String { "the server did not start:\n\(output)" }
+}
+
+extension Process {
+    /// `waitUntilExit()` without its run loop: on Linux that call runs `RunLoop.current` on the
+    /// calling thread, and when that thread (a shared worker) later exits, Foundation's run-loop
+    /// clean-up allocates after ThreadSanitizer has retired the thread, which crashes the
+    /// `--sanitize thread` run. Polling `isRunning` needs no run loop.
+    func waitUntilExitedWithoutRunLoop() {
+        while isRunning { usleep(1000) }
+    }
 }

@@ -279,7 +279,7 @@ private final class LockHolder {
         released = true
         input.fileHandleForWriting.write(Data("\n".utf8))
         _ = readLine()
-        process.waitUntilExit()
+        process.waitUntilExitedWithoutRunLoop()
     }
 
     private func readLine() -> String? {

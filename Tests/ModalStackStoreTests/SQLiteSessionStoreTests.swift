@@ -277,7 +277,8 @@ struct SQLiteSessionStoreTests {
         sqlite.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         sqlite.arguments = ["python3", "-c", "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('create table notes(x)'); c.commit()", directory.databasePath]
         try sqlite.run()
-        sqlite.waitUntilExit()
+        // Not waitUntilExit(): its run loop crashes the ThreadSanitizer run (see IntegrationTests' ServerProcess).
+        while sqlite.isRunning { usleep(1000) }
         try #require(sqlite.terminationStatus == 0)
         let before = try Data(contentsOf: URL(fileURLWithPath: directory.databasePath))
         let error = #expect(throws: StoreError.self) { try SQLiteSessionStore(path: directory.databasePath) }

@@ -236,8 +236,10 @@ final class SessionService: Sendable {
             }
         }
         for commit in batch {
-            if let response = commit.response { commit.reply?.send(response) }
+            // The key is released before the answer goes out: a client that retries the moment it
+            // has the answer finds the stored response, not a request still in flight (409).
             if let idempotency = commit.idempotency { release(idempotency) }
+            if let response = commit.response { commit.reply?.send(response) }
             if let change = commit.change, let session = commit.session {
                 metrics.recordEvents(change.events)
                 notifier.publish(.changed(session, change))
@@ -258,8 +260,8 @@ final class SessionService: Sendable {
         }
         let problem = Problem(error).response
         for commit in abandoned {
-            commit.reply?.send(problem)
             if let idempotency = commit.idempotency { release(idempotency) }
+            commit.reply?.send(problem)
         }
     }
 

@@ -59,6 +59,33 @@ struct SyncEndpointTests {
         #expect(try client.call("POST", "/v1/sessions/\(id)/presentations", json: ["destination": "a"], headers: ["If-Match": "\"1\""]).status == 201)
     }
 
+    @Test("a retry sent the moment the answer arrives is a replay, never a 409 for a request still in flight")
+    func retryRightAfterTheAnswer() throws {
+        let server = try ServerProcess()
+        let prefix = uniqueSessionID("retry")
+        // Eight clients at once, so that answers leave in batches while other requests arrive.
+        let results = ThreadGroup(count: 8) { client -> [String] in
+            let connection = server.client()
+            var faults: [String] = []
+            for index in 0..<60 {
+                // A session each, so that every first request is a change (201) whose answer is stored.
+                let path = "/v1/sessions/\(prefix)-\(client)-\(index)/presentations"
+                let headers: HTTPHeaders = ["Content-Type": "application/json", "Idempotency-Key": "k"]
+                let body = JSONValue.object(["destination": "help"]).serialized()
+                guard let first = try? connection.send(method: "POST", path: path, headers: headers, body: body),
+                    let retry = try? connection.send(method: "POST", path: path, headers: headers, body: body)
+                else { return faults + ["client \(client): the connection failed"] }
+                if first.status != 201 || retry.status != 201 || retry.body != first.body {
+                    faults.append("client \(client), request \(index): \(first.status) then \(retry.status)")
+                }
+            }
+            return faults
+        }
+        let faults = results.join().flatMap { $0 }
+        print("SyncEndpointTests.retryRightAfterTheAnswer: 480 immediate retries, \(faults.count) not replayed")
+        #expect(faults.isEmpty, "\(faults.prefix(5))")
+    }
+
     @Test("a retry with the same Idempotency-Key replays the stored response byte for byte, with no second change")
     func idempotentReplay() throws {
         let server = try ServerProcess()

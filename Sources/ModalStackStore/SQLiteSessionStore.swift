@@ -182,7 +182,6 @@ public final class SQLiteSessionStore: SessionStore {
 
     public func commit(_ writes: [SessionWrite]) throws(StoreError) {
         guard !writes.isEmpty else { return }
-        try ensureFileInPlace()
         try write { connection throws(SQLiteError) in
             try connection.writeTransaction { () throws(SQLiteError) in
                 for write in writes {
@@ -196,27 +195,11 @@ public final class SQLiteSessionStore: SessionStore {
     }
 
     public func checkHealth() throws(StoreError) {
-        try ensureFileInPlace()
         try write { connection throws(SQLiteError) in
             // Taking the write lock proves the file is writable and not held by another process.
             try connection.writeTransaction { () throws(SQLiteError) in
                 _ = try connection.integer("SELECT count(*) FROM sqlite_schema")
             }
-        }
-    }
-
-    /// Refuses to write into a file that is no longer at ``path`` (deleted, renamed, or its
-    /// directory removed): SQLite would go on writing into the unlinked file, and every write
-    /// acknowledged from then on would be gone at the next start. Only a restart opens the path again.
-    private func ensureFileInPlace() throws(StoreError) {
-        let moved = try write { connection throws(SQLiteError) in
-            var moved: Int32 = 0
-            _ = sqlite3_file_control(connection.handle, "main", SQLITE_FCNTL_HAS_MOVED, &moved)
-            return moved != 0
-        }
-        if moved {
-            throw StoreError(
-                .unavailable, "the database \(path) was deleted or moved while the server ran; restart the server to open it again")
         }
     }
 
@@ -327,9 +310,21 @@ public final class SQLiteSessionStore: SessionStore {
         try use(reader, body)
     }
 
-    /// Runs `body` on the writer connection, turning SQLite errors into store errors.
+    /// Runs `body` on the writer connection, turning SQLite errors into store errors. Refuses,
+    /// without running it, when the file is no longer at ``path`` (deleted, renamed, or its
+    /// directory removed): SQLite would go on writing into the unlinked file, and every write
+    /// acknowledged from then on would be gone at the next start. Only a restart opens the path again.
     private func write<Result>(_ body: @Sendable (SQLiteConnection) throws(SQLiteError) -> Result) throws(StoreError) -> Result {
-        try use(writer, body)
+        let outcome = try use(writer) { connection throws(SQLiteError) -> Result? in
+            var moved: Int32 = 0
+            _ = sqlite3_file_control(connection.handle, "main", SQLITE_FCNTL_HAS_MOVED, &moved)
+            return moved == 0 ? try body(connection) : nil
+        }
+        guard let outcome else {
+            throw StoreError(
+                .unavailable, "the database \(path) was deleted or moved while the server ran; restart the server to open it again")
+        }
+        return outcome
     }
 
     private func use<Result>(

@@ -114,8 +114,7 @@ import Testing
         try withServer(router(streams: streams), configuration: testConfiguration(reportingTo: log)) { server throws in
             let client = HTTPClient(port: server.boundPort)
             _ = try client.openStream(path: "/events/1")
-            #expect(streams.wait(for: 1))
-            let stream = streams.stream(0)
+            let stream = try streams.started(0)
             stream.write("data: one\n\n")
             usleep(20_000)
             stream.write("data: two\n\n")
@@ -136,8 +135,7 @@ import Testing
         try withServer(router(streams: streams), configuration: testConfiguration(reportingTo: log)) { server throws in
             let client = HTTPClient(port: server.boundPort)
             _ = try client.openStream(path: "/events/1")
-            #expect(streams.wait(for: 1))
-            let stream = streams.stream(0)
+            let stream = try streams.started(0)
             stream.write("data: one\n\n")
             #expect(try client.readLine() == "data: one")
             usleep(20_000)  // idle again: the connection is suspended
@@ -158,8 +156,7 @@ import Testing
         try withServer(router(streams: streams), configuration: testConfiguration(reportingTo: log)) { server throws in
             let client = HTTPClient(port: server.boundPort)
             _ = try client.openStream(path: "/events/1")
-            #expect(streams.wait(for: 1))
-            let stream = streams.stream(0)
+            let stream = try streams.started(0)
             let written = LockedValue(0)
             let writerDone = Counter()
             startThread {

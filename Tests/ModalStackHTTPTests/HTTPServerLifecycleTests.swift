@@ -138,8 +138,7 @@ private let ipv6LoopbackAvailable: Bool = {
         // stop() waits its whole grace period for the stream's end to go out.
         let reader = HTTPClient(port: port)
         _ = try reader.openStream(path: "/events")
-        #expect(streams.wait(for: 1))
-        #expect(streams.stream(0).write([UInt8](repeating: UInt8(ascii: "x"), count: 32 << 20)))
+        #expect(try streams.started(0).write([UInt8](repeating: UInt8(ascii: "x"), count: 32 << 20)))
         let stopped = Counter()
         startThread {
             server.stop()

@@ -28,8 +28,7 @@ import Testing
             #expect(head.headers["Content-Type"] == "text/event-stream")
             #expect(head.headers["Transfer-Encoding"]?.lowercased() == "chunked")
             #expect(head.headers["Content-Length"] == nil)
-            #expect(streams.wait(for: 1))
-            let stream = streams.stream(0)
+            let stream = try streams.started(0)
 
             let clock = ContinuousClock()
             let sentAt = LockedValue<[ContinuousClock.Instant]>([])
@@ -60,8 +59,7 @@ import Testing
         try withServer(router(streams)) { server throws in
             let client = HTTPClient(port: server.boundPort)
             _ = try client.openStream(path: "/events/1")
-            #expect(streams.wait(for: 1))
-            let stream = streams.stream(0)
+            let stream = try streams.started(0)
             DispatchQueue.concurrentPerform(iterations: 4) { writer in
                 for n in 0..<1500 {
                     stream.write("\(writer):\(n)\n")
@@ -108,8 +106,7 @@ import Testing
             let client = HTTPClient(port: server.boundPort)
             for round in 0..<3 {
                 _ = try client.openStream(path: "/events/\(round)")
-                #expect(streams.wait(for: round + 1))
-                let stream = streams.stream(round)
+                let stream = try streams.started(round)
                 let closes = Counter()
                 stream.onClose { closes.increment() }
                 #expect(stream.write("data: \(round)\n\n"))
@@ -179,8 +176,7 @@ import Testing
         try withServer(router(streams)) { server throws in
             let client = HTTPClient(port: server.boundPort)
             _ = try client.openStream(path: "/events/1")
-            #expect(streams.wait(for: 1))
-            let stream = streams.stream(0)
+            let stream = try streams.started(0)
             let closes = Counter()
             stream.onClose { closes.increment() }
             #expect(waitUntil { stream.readerCalls >= 1 })  // idle: the connection is suspended
@@ -201,8 +197,7 @@ import Testing
         try withServer(router(streams)) { server throws in
             let client = HTTPClient(port: server.boundPort)
             _ = try client.openStream(path: "/events/1")
-            #expect(streams.wait(for: 1))
-            let stream = streams.stream(0)
+            let stream = try streams.started(0)
             let closes = Counter()
             stream.onClose { closes.increment() }
             let writerDone = Counter()
@@ -340,8 +335,7 @@ import Testing
         try withServer(router(streams), configuration: configuration) { server throws in
             let client = HTTPClient(port: server.boundPort, timeoutSeconds: 5)
             _ = try client.openStream(path: "/events/1")
-            #expect(streams.wait(for: 1))
-            let stream = streams.stream(0)
+            let stream = try streams.started(0)
             let closes = Counter()
             stream.onClose { closes.increment() }
 
@@ -378,8 +372,7 @@ import Testing
             #expect(head.status == 200)
             #expect(head.headers["Content-Type"] == "text/event-stream")
             #expect(!client.isStreamOpen)
-            #expect(streams.wait(for: 1))
-            let stream = streams.stream(0)
+            let stream = try streams.started(0)
             #expect(stream.isClosed)
             #expect(!stream.write("data: x\n\n"))
             // Nothing followed the head: the next response on the connection is read correctly.
@@ -451,8 +444,7 @@ import Testing
         try withServer(router(streams)) { server throws in
             let client = HTTPClient(port: server.boundPort)
             try client.sendRaw(bytes("GET /events/1 HTTP/1.0\r\n\r\n"))
-            #expect(streams.wait(for: 1))
-            let stream = streams.stream(0)
+            let stream = try streams.started(0)
             stream.write("data: one\n\n")
             usleep(20_000)
             stream.write("data: two\n\n")
@@ -480,6 +472,13 @@ final class StreamBox: Sendable {
 
     /// The `index`th stream started.
     func stream(_ index: Int) -> HTTPStream { streams.withLock { $0[index].stream } }
+
+    /// The `index`th stream once it has started (waiting up to 10 s); fails the test, rather than
+    /// trapping on the index, when it does not start.
+    func started(_ index: Int) throws -> HTTPStream {
+        try #require(wait(for: index + 1), "stream \(index) did not start within 10 s")
+        return stream(index)
+    }
 
     /// Waits (polling) until `count` streams were started; false on timeout.
     func wait(for count: Int, timeoutSeconds: Double = 10) -> Bool {

@@ -37,6 +37,11 @@ struct StorageAvailabilityTests {
 
     static var canMakeReadOnly: Bool { ReadOnlyMethod.available != nil }
 
+    /// The tests that make the database read-only run only where that is possible.
+    static let needsReadOnlyFiles = ConditionTrait.enabled(
+        if: canMakeReadOnly,
+        "running as root without a working chattr +i: root writes through any permission bits, so the files cannot be made read-only")
+
     /// The answer to a write while the database cannot take it.
     private func expectStorageProblem(_ response: JSONResponse, _ comment: String, sourceLocation: SourceLocation = #_sourceLocation) {
         #expect([503, 507].contains(response.status), "\(comment): \(response.status) \(String(decoding: response.raw, as: UTF8.self))", sourceLocation: sourceLocation)
@@ -49,7 +54,7 @@ struct StorageAvailabilityTests {
 
     @Test(
         "a read-only database directory: writes get 503 with Retry-After, reads and /livez go on, writes work again once it is writable",
-        .enabled(if: StorageAvailabilityTests.canMakeReadOnly, "running as root without a working chattr +i: root writes through any permission bits, so the files cannot be made read-only"))
+        StorageAvailabilityTests.needsReadOnlyFiles)
     func readOnlyDirectory() throws {
         let method = try #require(ReadOnlyMethod.available)
         let server = try ServerProcess()
@@ -100,7 +105,7 @@ struct StorageAvailabilityTests {
 
     @Test(
         "a server started on a read-only database directory refuses to start with a clear message, or refuses writes; after the fix it works",
-        .enabled(if: StorageAvailabilityTests.canMakeReadOnly, "running as root without a working chattr +i: root writes through any permission bits, so the files cannot be made read-only"))
+        StorageAvailabilityTests.needsReadOnlyFiles)
     func startOnReadOnlyDirectory() throws {
         let method = try #require(ReadOnlyMethod.available)
         let server = try ServerProcess()

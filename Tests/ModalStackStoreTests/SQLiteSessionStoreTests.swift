@@ -139,12 +139,14 @@ struct SQLiteSessionStoreTests {
         }
     }
 
-    @Test("a schema-1 database is migrated in place: sessions, dismissed presentations, events and expiry kept")
+    @Test("a schema-1 database is migrated in place: sessions, dismissed presentations, the event log and expiry kept")
     func migratesSchemaOne() throws {
         let directory = TemporaryDirectory()
         let live = sampleSession("live")
         let retired = dismissed(live.stack[0], at: 1_790_000_000_900)
         let now = Timestamp(millisecondsSinceEpoch: 1_790_000_001_000)
+        guard case .save(let update) = save(live, retired: [retired]) else { return }
+        let loggedChange = update.change
         do {
             let connection = try SQLiteConnection(path: directory.databasePath, create: true)
             try connection.execute(Schema.migrations[0])
@@ -160,10 +162,13 @@ struct SQLiteSessionStoreTests {
             }
             try connection.statement("INSERT INTO dismissed_presentations (session_id, id, sequence, document) VALUES (?, ?, ?, ?)")
                 .run([.text("live"), .text(retired.id), .integer(1 << 16), .text(retired.json.jsonText)])
+            try connection.statement("INSERT INTO changes (session_id, version, record) VALUES (?, ?, ?)")
+                .run([.text("live"), .integer(live.version), .text(loggedChange.json.jsonText)])
         }
         let store = try SQLiteSessionStore(path: directory.databasePath)
         #expect(try store.session(id: "live") == live)
         #expect(try store.dismissedPresentation(id: retired.id, sessionID: "live") == retired)
+        #expect(try store.change(sessionID: "live", version: live.version) == loggedChange)
         #expect(try store.expiredSessionIDs(at: now, limit: 10) == ["expired"])
         #expect(try store.integrityCheck() == ["ok"])
         // And the migrated file takes writes as a new one does.
@@ -172,6 +177,8 @@ struct SQLiteSessionStoreTests {
         try store.commit([save(next, retired: [dismissed(live.stack[1], at: 1_790_000_000_950)])])
         #expect(try store.session(id: "live") == next)
         #expect(try store.dismissedPresentation(id: live.stack[1].id, sessionID: "live") != nil)
+        #expect(try store.dismissedPresentation(id: retired.id, sessionID: "live") == retired)
+        #expect(try store.changes(sessionID: "live", after: 0, eventLimit: 10).map(\.version) == [live.version, next.version])
     }
 
     @Test("expiry follows every save, whether it stays in its minute's bucket or moves to another")

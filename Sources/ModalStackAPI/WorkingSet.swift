@@ -2,20 +2,28 @@ import Locking
 import ModalStackCore
 
 /// The committed sessions most recently used, in memory, so that reads rarely touch SQLite and
-/// a session's JSON is rendered once per version. Bounded: past `capacity` the least recently
-/// used are dropped (misses read from the store). It holds only committed state, never a change
+/// a session's JSON is rendered once per version. It holds only committed state, never a change
 /// still waiting for its commit.
+///
+/// Bounded to `capacity` entries by the CLOCK approximation of least-recently-used: a lookup
+/// marks its entry used; a new entry, once full, takes the slot of the first entry the hand finds
+/// unmarked, the hand clearing marks as it passes. Each call does constant work under the lock
+/// (a full LRU order, or a sort when over capacity, would cost more on every read or stall them all).
 final class WorkingSet: Sendable {
     private struct Entry {
+        let id: String
         /// Nil: known to be deleted (a tombstone, so that a slow read cannot bring it back).
         var session: Session?
         var rendered: [UInt8]?
-        var lastUsed: UInt64
+        /// Looked up since the hand last passed.
+        var used = false
     }
 
     private struct State {
-        var entries: [String: Entry] = [:]
-        var clock: UInt64 = 0
+        var slots: [String: Int] = [:]
+        var entries: [Entry] = []
+        /// The next slot to consider for eviction.
+        var hand = 0
     }
 
     let capacity: Int
@@ -33,50 +41,57 @@ final class WorkingSet: Sendable {
 
     func lookup(_ id: String) -> Lookup {
         state.withLock { state in
-            guard var entry = state.entries[id] else { return .miss }
-            state.clock += 1
-            entry.lastUsed = state.clock
-            state.entries[id] = entry
-            guard let session = entry.session else { return .deleted }
-            return .session(session, rendered: entry.rendered)
+            guard let slot = state.slots[id] else { return .miss }
+            state.entries[slot].used = true
+            guard let session = state.entries[slot].session else { return .deleted }
+            return .session(session, rendered: state.entries[slot].rendered)
         }
     }
 
     /// What a commit decided: authoritative, replaces whatever is there.
     func committed(_ session: Session?, id: String) {
-        insert(Entry(session: session, rendered: nil, lastUsed: 0), id: id, onlyIfNewer: false)
+        insert(session, id: id, onlyIfNewer: false)
     }
 
     /// What a read found in the store: kept unless the entry already knows something newer.
     func loaded(_ session: Session) {
-        insert(Entry(session: session, rendered: nil, lastUsed: 0), id: session.id, onlyIfNewer: true)
+        insert(session, id: session.id, onlyIfNewer: true)
     }
 
     /// Keeps the JSON rendered for a session's version, if that version is still the one held.
     func rendered(_ body: [UInt8], for session: Session) {
         state.withLock { state in
-            guard state.entries[session.id]?.session?.version == session.version else { return }
-            state.entries[session.id]?.rendered = body
+            guard let slot = state.slots[session.id], state.entries[slot].session?.version == session.version else { return }
+            state.entries[slot].rendered = body
         }
     }
 
-    private func insert(_ entry: Entry, id: String, onlyIfNewer: Bool) {
+    private func insert(_ session: Session?, id: String, onlyIfNewer: Bool) {
         guard capacity > 0 else { return }
         state.withLock { state in
-            if onlyIfNewer, let existing = state.entries[id] {
-                guard let held = existing.session, held.version < (entry.session?.version ?? 0) else { return }
-            }
-            state.clock += 1
-            var entry = entry
-            entry.lastUsed = state.clock
-            state.entries[id] = entry
-            // Evict in bulk when 10% over, so that the sort is paid once per many inserts.
-            if state.entries.count > capacity + max(capacity / 10, 1) {
-                let oldest = state.entries.sorted { $0.value.lastUsed < $1.value.lastUsed }.prefix(state.entries.count - capacity)
-                for (id, _) in oldest {
-                    state.entries[id] = nil
+            if let slot = state.slots[id] {
+                if onlyIfNewer {
+                    guard let held = state.entries[slot].session, held.version < (session?.version ?? 0) else { return }
                 }
+                state.entries[slot].session = session
+                state.entries[slot].rendered = nil
+                state.entries[slot].used = true
+                return
             }
+            let entry = Entry(id: id, session: session)
+            guard state.entries.count == capacity else {
+                state.slots[id] = state.entries.count
+                state.entries.append(entry)
+                return
+            }
+            while state.entries[state.hand].used {
+                state.entries[state.hand].used = false
+                state.hand = (state.hand + 1) % capacity
+            }
+            state.slots[state.entries[state.hand].id] = nil
+            state.entries[state.hand] = entry
+            state.slots[id] = state.hand
+            state.hand = (state.hand + 1) % capacity
         }
     }
 

@@ -50,8 +50,10 @@ Method
   RSS (VmHWM from /proc/PID/status, reset through /proc/PID/clear_refs before each run; for the
   peer the sum of redis-server's and webdis's) and its CPU time during the run (utime + stime from
   /proc/PID/stat; CPU % is of one core).
-* Not measured: a "naive one-fsync-per-request" baseline; webdis with `appendfsync always` stands
-  for a durable peer.
+* Naive one-fsync-per-request baseline: no server, only what bounds one. A process on the server's
+  cores appends a 1 KiB record to a file in the benchmark's directory (the databases' filesystem)
+  and calls fdatasync after each, for one run's duration; a server that syncs once per request
+  cannot answer more requests/s than that. `--durability full` is compared against it.
 * Scaling: ModalStack (normal) with 1k, 10k, 100k sessions (and 1M with --full): start-up time
   (spawn until GET /readyz answers 200), RSS once ready, reads and writes at 64 connections with
   their peak RSS. With --quick only 1k, taken from the main ModalStack runs.
@@ -390,6 +392,32 @@ def make_database(bench, path, sessions):
 
 
 # ---------------------------------------------------------------------------------------------
+# The naive baseline
+
+NAIVE_SYNC_LOOP = """
+import os, sys, time
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+record, count, started = b"x" * 1023 + b"\\n", 0, time.monotonic()
+while time.monotonic() - started < float(sys.argv[2]):
+    os.write(fd, record)
+    os.fdatasync(fd)
+    count += 1
+print(count / (time.monotonic() - started))
+"""
+
+
+def naive_sync_rate(bench):
+    """Appends with one fdatasync each, per second: the most a one-sync-per-request server answers."""
+    path = os.path.join(bench.tmp, "naive.log")
+    argv = [sys.executable, "-c", NAIVE_SYNC_LOOP, path, str(bench.duration)]
+    if bench.server_cpus:
+        argv = ["taskset", "-c", bench.server_cpus] + argv
+    rates = [float(subprocess.run(argv, capture_output=True, text=True, check=True).stdout) for _ in range(bench.repeats)]
+    os.remove(path)
+    return statistics.median(rates)
+
+
+# ---------------------------------------------------------------------------------------------
 # wrk
 
 RUN_NUMBERS = iter(range(int(time.time()) * 1000, 1 << 62))
@@ -547,7 +575,7 @@ def scaling_table(rows, markdown):
     return table(headers, cells, markdown, left=0)
 
 
-def ratios(rows, scaling, connections):
+def ratios(rows, scaling, connections, naive_rate):
     def find(target, scenario, count):
         for row in rows:
             if row["target"] == target and row["scenario"] == scenario and row["connections"] == count:
@@ -582,6 +610,14 @@ def ratios(rows, scaling, connections):
     latency("writes normal: present+dismiss p99 at 64 connections", normal, "write", 64, 10)
     ratio("writes full: present+dismiss / LPUSH+LPOP always", full, always, 1.0, "write")
     latency("writes full: present+dismiss p99 at 64 connections", full, "write", 64, 10)
+    naive = []
+    for count in connections:
+        row = find(full, "write", count)
+        if row and naive_rate:
+            value = row["rps"] / naive_rate
+            naive.append(f"c{count} {value:.2f}x {'ok' if value >= 10 else 'SHORT'}")
+    lines.append(f"{'writes full: present+dismiss / naive one sync per request':<58} {'(target >= 10x)':<17} "
+                 + ", ".join(naive) + f" (naive: {naive_rate:.0f} syncs/s)")
     ratio("90/10 mix normal / webdis everysec", normal, everysec, None, "mix")
     ratio("90/10 mix full / webdis always", full, always, None, "mix")
     ratio("conn/request reads: ModalStack / ceiling", normal, ceiling, None, "read-close")
@@ -697,6 +733,9 @@ def main():
             rows += measure(bench, lambda: start_peer(bench, fsync, bench.sessions, element), "webdis", scenarios,
                             bench.sessions, f"webdis+redis {fsync}")
 
+        bench.naive_rate = naive_sync_rate(bench)
+        log(f"naive one sync per request: {bench.naive_rate:.0f} appends with fdatasync per second")
+
         startups = {}
         for durability in ("normal", "full"):
             def start():
@@ -757,7 +796,7 @@ def main():
             f"ModalStack with its defaults but --host/--port/--db/--durability/--threads {SERVER_THREADS} "
             f"(its access log on stdout goes to /dev/null); load average after the run {load_after}",
         ]
-        ratio_lines = ratios(rows, scaling, bench.connections)
+        ratio_lines = ratios(rows, scaling, bench.connections, bench.naive_rate)
         print()
         print("\n".join(header))
         print()

@@ -18,7 +18,10 @@ Method
   (a build) takes as little as possible from them (--nice 0 turns this off). "other %" in the
   table is the CPU time anything else got on the server's cores during the run (/proc/stat, in %
   of one core): high on a busy machine when the server leaves its core idle (waiting for fsync),
-  a warning sign when the server itself is short of CPU.
+  a warning sign when the server itself is short of CPU. "steal %" is the time the hypervisor
+  gave the machine's cores to others during the run (/proc/stat, in % of one core, server's and
+  wrk's cores together): on a virtual machine the figures of a run with more than a few % of it
+  are low by an unknown amount, whatever the target, so compare targets within one run.
 * wrk, the same settings for every target: keep-alive, a fixed duration, each connection count,
   a 5 s request timeout, scripts/bench-lib/wrk.lua choosing the requests. Each measurement is
   repeated (3 times; once with --quick) and the median of each figure is reported. A short warm-up
@@ -171,6 +174,17 @@ def busy_seconds(cpus):
             name, *fields = line.split()
             if name.startswith("cpu") and name[3:].isdigit() and int(name[3:]) in cpus:
                 total += int(fields[0]) + int(fields[1]) + int(fields[2])
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def steal_seconds(cpus):
+    """Time the hypervisor ran something else while these CPUs wanted to run (from /proc/stat)."""
+    total = 0
+    with open("/proc/stat") as stat:
+        for line in stat:
+            name, *fields = line.split()
+            if name.startswith("cpu") and name[3:].isdigit() and int(name[3:]) in cpus:
+                total += int(fields[7])
     return total / os.sysconf("SC_CLK_TCK")
 
 
@@ -427,6 +441,7 @@ def run_wrk(bench, server, mode, kind, sessions, connections, duration, close=Fa
         reset_peak(pid)
     cpu_before = sum(cpu_seconds(pid) for pid in server.pids)
     busy_before = busy_seconds(bench.server_cpu_set)
+    steal_before = steal_seconds(bench.all_cpus)
     argv = ["wrk", "-t", str(bench.wrk_threads), "-c", str(connections), "-d", f"{duration}s", "--timeout", "5s",
             "-s", LUA]
     if close:
@@ -442,6 +457,7 @@ def run_wrk(bench, server, mode, kind, sessions, connections, duration, close=Fa
         PROCESSES.stop(process)
     cpu = sum(cpu_seconds(pid) for pid in server.pids) - cpu_before
     other = max(0.0, busy_seconds(bench.server_cpu_set) - busy_before - cpu)
+    steal = steal_seconds(bench.all_cpus) - steal_before
     peak = sum(rss_kib(pid, "VmHWM") for pid in server.pids)
     match = re.search(r"BENCH_RESULT (.*)", out.decode(errors="replace"))
     if not match:
@@ -460,7 +476,7 @@ def run_wrk(bench, server, mode, kind, sessions, connections, duration, close=Fa
         "rps": values["requests"] / seconds, "p50": values["p50_us"] / 1000, "p99": values["p99_us"] / 1000,
         "rss": peak / 1024, "cpu": cpu, "cpu_pct": 100 * cpu / seconds,
         "bytes": values["bytes"] / max(values["requests"], 1),
-        "other_pct": 100 * other / seconds, "errors": errors,
+        "other_pct": 100 * other / seconds, "steal_pct": 100 * steal / seconds, "errors": errors,
     }
 
 
@@ -500,7 +516,7 @@ def measure(bench, start, kind, scenarios, sessions, label, connections=None, fr
                         for _ in range(bench.repeats)]
                 row = {"target": label, "scenario": scenario, "connections": count, **median_of(runs)}
                 log(f"  {label:<24} {scenario:<11} c{count:<4} {row['rps']:>9.0f} req/s  p50 {row['p50']:.2f} ms  "
-                    f"p99 {row['p99']:.2f} ms  RSS {row['rss']:.1f} MiB  CPU {row['cpu']:.2f} s")
+                    f"p99 {row['p99']:.2f} ms  RSS {row['rss']:.1f} MiB  CPU {row['cpu']:.2f} s  steal {row['steal_pct']:.0f} %")
                 rows.append(row)
     finally:
         if server is not None:
@@ -558,10 +574,11 @@ def table(headers, rows, markdown, left=3):
 
 def results_table(rows, markdown):
     headers = ["target", "scenario", "conns", "req/s", "p50 ms", "p99 ms", "peak RSS MiB", "CPU s", "CPU %",
-               "other %", "errors", "B/resp"]
+               "other %", "steal %", "errors", "B/resp"]
     cells = [[row["target"], SCENARIOS[row["scenario"]][2], str(row["connections"]), f"{row['rps']:.0f}",
               f"{row['p50']:.2f}", f"{row['p99']:.2f}", f"{row['rss']:.1f}", f"{row['cpu']:.2f}",
-              f"{row['cpu_pct']:.0f}", f"{row['other_pct']:.0f}", str(row["errors"]), f"{row['bytes']:.0f}"] for row in rows]
+              f"{row['cpu_pct']:.0f}", f"{row['other_pct']:.0f}", f"{row['steal_pct']:.0f}", str(row["errors"]),
+              f"{row['bytes']:.0f}"] for row in rows]
     return table(headers, cells, markdown)
 
 
@@ -682,6 +699,7 @@ def main():
     scaling_sizes = [] if arguments.quick else [1000, 10000, 100000] + ([1000000] if arguments.full else [])
 
     cpus = sorted(os.sched_getaffinity(0))
+    bench.all_cpus = set(cpus)
     global NICE
     NICE = arguments.nice if arguments.nice is not None else (-10 if os.geteuid() == 0 else 0)
     if len(cpus) >= 2:

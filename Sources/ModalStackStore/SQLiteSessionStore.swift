@@ -190,7 +190,7 @@ public final class SQLiteSessionStore: SessionStore {
                 try connection.statement("DELETE FROM idempotent_responses WHERE created_at < ?")
                     .run([.integer(Clock.milliseconds() - idempotencyLifetimeMilliseconds)])
             }
-            if checkpointer.writerShouldCheckpoint { WALCheckpointer.checkpoint(connection) }
+            if checkpointer.writerShouldCheckpoint { checkpointer.writerCheckpoint(connection) }
         }
     }
 

@@ -13,8 +13,11 @@ import Synchronization
 /// this connection. The WAL file starts over only when a write begins with every frame copied,
 /// which a steady stream of commits rarely allows; so past ``writerThresholdFrames`` the writer
 /// checkpoints itself after its commit — copying only the few frames the background has not — and
-/// its next transaction starts the WAL over. Durability is unchanged: SQLite syncs the WAL before
-/// copying it, whichever connection runs the checkpoint, with the same `synchronous` setting.
+/// its next transaction starts the WAL over. If a background checkpoint is still running then (a
+/// slow disk, a starved machine), the writer waits for it rather than going on growing the WAL:
+/// that wait is what bounds the WAL to about ``writerThresholdFrames`` and one commit's frames.
+/// Durability is unchanged: SQLite syncs the WAL before copying it, whichever connection runs the
+/// checkpoint, with the same `synchronous` setting.
 final class WALCheckpointer: Sendable {
     static let backgroundThresholdFrames = 1000
     static let writerThresholdFrames = 4000
@@ -44,9 +47,15 @@ final class WALCheckpointer: Sendable {
         walFrames.load(ordering: .relaxed) >= Self.writerThresholdFrames
     }
 
-    /// The writer's passive checkpoint: copies what the background has not; the writer's next
-    /// transaction then starts the WAL over. Busy (another checkpoint running) is not an error.
-    static func checkpoint(_ connection: SQLiteConnection) {
+    /// The writer's checkpoint, once the WAL is past ``writerThresholdFrames``: waits for a
+    /// background checkpoint under way (which holds `connection`), then copies what it left; the
+    /// writer's next transaction starts the WAL over.
+    func writerCheckpoint(_ writer: SQLiteConnection) {
+        connection.withLock { _ in Self.checkpoint(writer) }
+    }
+
+    /// A passive checkpoint: never waits for the writer or readers; copies what they allow.
+    private static func checkpoint(_ connection: SQLiteConnection) {
         _ = sqlite3_wal_checkpoint_v2(connection.handle, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
     }
 

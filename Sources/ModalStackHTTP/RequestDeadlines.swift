@@ -45,7 +45,10 @@ final class RequestDeadlines: Sendable {
         timer.withLock { timer in
             let source = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "modalstack.request-deadlines"))
             source.schedule(deadline: .now() + .seconds(1), repeating: .seconds(1), leeway: .milliseconds(100))
-            source.setEventHandler { [weak self] in self?.dropExpired() }
+            // The handler holds the table, not `self`: a weak reference to `self` outlived the
+            // server until exit (LeakSanitizer reported it), and a strong one would be a cycle.
+            let connections = connections
+            source.setEventHandler { Self.dropExpired(connections) }
             source.resume()
             timer = source
         }
@@ -83,7 +86,7 @@ final class RequestDeadlines: Sendable {
         entry?.deadline.store(Self.now() + timeoutNanoseconds, ordering: .relaxed)
     }
 
-    private func dropExpired() {
+    private static func dropExpired(_ connections: LockedValue<[ObjectIdentifier: Entry]>) {
         let now = Self.now()
         connections.withLock { connections in
             for entry in connections.values {

@@ -166,26 +166,18 @@ def cpu_seconds(pid):
         return 0.0
 
 
-def busy_seconds(cpus):
-    """User + nice + system time spent on these CPUs (from /proc/stat), in seconds."""
-    total = 0
+def cpu_seconds_by_kind(cpus):
+    """The time these CPUs spent so far (from /proc/stat), in seconds: "busy" (user + nice +
+    system) and "steal" (the hypervisor ran something else while they wanted to run)."""
+    busy = steal = 0
     with open("/proc/stat") as stat:
         for line in stat:
             name, *fields = line.split()
             if name.startswith("cpu") and name[3:].isdigit() and int(name[3:]) in cpus:
-                total += int(fields[0]) + int(fields[1]) + int(fields[2])
-    return total / os.sysconf("SC_CLK_TCK")
-
-
-def steal_seconds(cpus):
-    """Time the hypervisor ran something else while these CPUs wanted to run (from /proc/stat)."""
-    total = 0
-    with open("/proc/stat") as stat:
-        for line in stat:
-            name, *fields = line.split()
-            if name.startswith("cpu") and name[3:].isdigit() and int(name[3:]) in cpus:
-                total += int(fields[7])
-    return total / os.sysconf("SC_CLK_TCK")
+                busy += int(fields[0]) + int(fields[1]) + int(fields[2])
+                steal += int(fields[7])
+    ticks = os.sysconf("SC_CLK_TCK")
+    return {"busy": busy / ticks, "steal": steal / ticks}
 
 
 def reset_peak(pid):
@@ -440,8 +432,8 @@ def run_wrk(bench, server, mode, kind, sessions, connections, duration, close=Fa
     for pid in server.pids:
         reset_peak(pid)
     cpu_before = sum(cpu_seconds(pid) for pid in server.pids)
-    busy_before = busy_seconds(bench.server_cpu_set)
-    steal_before = steal_seconds(bench.all_cpus)
+    busy_before = cpu_seconds_by_kind(bench.server_cpu_set)["busy"]
+    steal_before = cpu_seconds_by_kind(bench.all_cpus)["steal"]
     argv = ["wrk", "-t", str(bench.wrk_threads), "-c", str(connections), "-d", f"{duration}s", "--timeout", "5s",
             "-s", LUA]
     if close:
@@ -456,8 +448,8 @@ def run_wrk(bench, server, mode, kind, sessions, connections, duration, close=Fa
     finally:
         PROCESSES.stop(process)
     cpu = sum(cpu_seconds(pid) for pid in server.pids) - cpu_before
-    other = max(0.0, busy_seconds(bench.server_cpu_set) - busy_before - cpu)
-    steal = steal_seconds(bench.all_cpus) - steal_before
+    other = max(0.0, cpu_seconds_by_kind(bench.server_cpu_set)["busy"] - busy_before - cpu)
+    steal = cpu_seconds_by_kind(bench.all_cpus)["steal"] - steal_before
     peak = sum(rss_kib(pid, "VmHWM") for pid in server.pids)
     match = re.search(r"BENCH_RESULT (.*)", out.decode(errors="replace"))
     if not match:

@@ -47,37 +47,67 @@ public struct AccessLog: Sendable {
     /// Only the method, the route and the request id can need escaping.
     private func json(_ entry: Entry, level: Level) -> [UInt8] {
         var writer = JSONWriter(capacity: 256)
-        func append(_ text: String) { writer.bytes.append(contentsOf: text.utf8) }
-        append(#"{"time":""#)
-        append(entry.time.rfc3339)
-        append(#"","level":""#)
-        append(level.rawValue)
-        append(#"","msg":"request","method":"#)
+        writer.writeVerbatim(#"{"time":""#)
+        writer.bytes.append(contentsOf: entry.time.rfc3339.utf8)
+        writer.writeVerbatim(#"","level":""#)
+        writer.bytes.append(contentsOf: level.rawValue.utf8)
+        writer.writeVerbatim(#"","msg":"request","method":"#)
         writer.write(.string(entry.method))
-        append(#","route":"#)
+        writer.writeVerbatim(#","route":"#)
         writer.write(entry.route.map(JSONValue.string) ?? .null)
-        append(#","status":"#)
-        append(String(entry.status))
-        append(#","durationMs":"#)
-        writer.write(JSONValue((entry.durationSeconds * 1_000_000).rounded() / 1000))
-        append(#","bytes":"#)
-        append(String(entry.bytes))
-        append(#","requestId":"#)
+        writer.writeVerbatim(#","status":"#)
+        Self.appendDecimal(entry.status, to: &writer.bytes)
+        writer.writeVerbatim(#","durationMs":"#)
+        Self.appendMilliseconds(entry.durationSeconds, to: &writer.bytes)
+        writer.writeVerbatim(#","bytes":"#)
+        Self.appendDecimal(entry.bytes, to: &writer.bytes)
+        writer.writeVerbatim(#","requestId":"#)
         writer.write(entry.requestID.map(JSONValue.string) ?? .null)
-        if !entry.completed { append(#","completed":false"#) }
-        append("}")
+        writer.writeVerbatim(entry.completed ? "}" : #","completed":false}"#)
         return writer.bytes
+    }
+
+    private static func appendDecimal(_ value: Int, to bytes: inout [UInt8]) {
+        if value < 0 { bytes.append(UInt8(ascii: "-")) }
+        let magnitude = value.magnitude
+        var divisor: UInt = 1
+        while divisor <= magnitude / 10 { divisor *= 10 }
+        repeat {
+            bytes.append(UInt8(ascii: "0") + UInt8(magnitude / divisor % 10))
+            divisor /= 10
+        } while divisor > 0
+    }
+
+    /// `seconds` in milliseconds with three decimals (microsecond precision), e.g. `0.042`.
+    private static func appendMilliseconds(_ seconds: Double, to bytes: inout [UInt8]) {
+        guard seconds.isFinite, seconds >= 0, seconds < 1e9 else {
+            bytes.append(UInt8(ascii: "0"))
+            return
+        }
+        let microseconds = Int((seconds * 1_000_000).rounded())
+        appendDecimal(microseconds / 1000, to: &bytes)
+        let fraction = microseconds % 1000
+        bytes.append(UInt8(ascii: "."))
+        bytes.append(UInt8(ascii: "0") + UInt8(fraction / 100))
+        bytes.append(UInt8(ascii: "0") + UInt8(fraction / 10 % 10))
+        bytes.append(UInt8(ascii: "0") + UInt8(fraction % 10))
     }
 
     private func logfmt(_ entry: Entry, level: Level) -> String {
         var fields = [
             "time=\(entry.time.rfc3339)", "level=\(level.rawValue)", "msg=request", "method=\(entry.method)",
             "route=\(Self.quoted(entry.route ?? "unmatched"))", "status=\(entry.status)",
-            "duration_ms=\(JSONValue((entry.durationSeconds * 1_000_000).rounded() / 1000).jsonText)", "bytes=\(entry.bytes)",
+            "duration_ms=\(Self.milliseconds(entry.durationSeconds))", "bytes=\(entry.bytes)",
             "request_id=\(Self.quoted(entry.requestID ?? ""))",
         ]
         if !entry.completed { fields.append("completed=false") }
         return fields.joined(separator: " ")
+    }
+
+    private static func milliseconds(_ seconds: Double) -> String {
+        var text: [UInt8] = []
+        appendMilliseconds(seconds, to: &text)
+        return String(decoding: text, as: UTF8.self)
     }
 
     private static func quoted(_ value: String) -> String {

@@ -2,11 +2,12 @@
 enum PercentEncoding {
     /// Decodes `%HH` sequences, or returns `nil` when a `%` is not followed by two hex digits or the
     /// result is not valid UTF-8. Used for path parameters, where a malformed segment must not match.
-    static func decodeStrictly(_ text: Substring) -> String? {
-        guard text.utf8.contains(UInt8(ascii: "%")) else { return String(text) }
+    /// `text` is valid UTF-8 (it comes from a `String`).
+    static func decodeStrictly(_ text: some Collection<UInt8>) -> String? {
+        guard text.contains(UInt8(ascii: "%")) else { return String(decoding: text, as: UTF8.self) }
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(text.utf8.count)
-        var iterator = text.utf8.makeIterator()
+        bytes.reserveCapacity(text.count)
+        var iterator = text.makeIterator()
         while let byte = iterator.next() {
             guard byte == UInt8(ascii: "%") else {
                 bytes.append(byte)

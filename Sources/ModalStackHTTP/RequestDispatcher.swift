@@ -326,10 +326,10 @@ final class RequestDispatcher: Sendable {
             // The server's request id replaces one the application set.
             if let (idName, _) = requestID, HTTPHeaders.namesMatch(name, idName) { continue }
             // Refused for headers libmicrohttpd manages itself (Content-Length): it sets those.
-            _ = MHD_add_response_header(created, name, value)
+            Self.add(name, value, to: created)
         }
         if let (name, value) = requestID, Self.isValidHeader(name: name, value: value) {
-            _ = MHD_add_response_header(created, name, value)
+            Self.add(name, value, to: created)
         }
         let status = (200...599).contains(head.status) ? UInt32(head.status) : 500
         let result = MHD_queue_response(context.connection.pointer, status, created)
@@ -384,6 +384,12 @@ final class RequestDispatcher: Sendable {
         !name.isEmpty
             && name.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: ":") }
             && value.utf8.allSatisfy { $0 != 0x0D && $0 != 0x0A && $0 != 0 }
+    }
+
+    /// Through `withCString`, which lends a native string's own bytes; passing a `String` as a
+    /// `const char *` argument copies it into a new array first.
+    private static func add(_ name: String, _ value: String, to response: OpaquePointer) {
+        _ = name.withCString { name in value.withCString { value in MHD_add_response_header(response, name, value) } }
     }
 
     private static func values(of connection: OpaquePointer, kind: MHD_ValueKind) -> [(name: String, value: String)] {

@@ -99,49 +99,60 @@ public struct Router: HTTPResponder {
     // MARK: Matching
 
     func match(method: String, path: String) -> Match {
-        guard path.utf8.first == UInt8(ascii: "/") else { return .notFound }
-        let segments = path.utf8.dropFirst().split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
-        var captures: [String] = []
-        var firstMatch: (route: Route, captures: [String])?
-        if let (route, values) = search(0, segments[...], method, &captures, &firstMatch) {
-            return .found(
-                route.endpoint(for: method)!, template: route.template,
-                parameters: Dictionary(zip(route.parameterNames, values), uniquingKeysWith: { first, _ in first }))
+        var path = path
+        return path.withUTF8 { bytes in
+            guard bytes.first == UInt8(ascii: "/") else { return .notFound }
+            return nodes.withUnsafeBufferPointer { nodes in
+                var search = Search(nodes: nodes, path: bytes, method: method)
+                if let route = search.route(at: 0, segmentStart: 1) {
+                    var parameters = [String: String](minimumCapacity: route.parameterNames.count)
+                    for (name, value) in zip(route.parameterNames, search.captures) where parameters[name] == nil {
+                        parameters[name] = value
+                    }
+                    return .found(route.endpoint(for: method)!, template: route.template, parameters: parameters)
+                }
+                if let route = search.firstPathMatch {
+                    return .methodNotAllowed(allowed: route.allowedMethods)
+                }
+                return .notFound
+            }
         }
-        if let firstMatch {
-            return .methodNotAllowed(allowed: firstMatch.route.allowedMethods)
-        }
-        return .notFound
     }
 
-    /// Depth-first, literals before parameters: the first route that has the method, remembering the
-    /// first route whose path matched at all (for 405).
-    private func search(
-        _ index: Int,
-        _ segments: ArraySlice<Substring.UTF8View.SubSequence>,
-        _ method: String,
-        _ captures: inout [String],
-        _ firstMatch: inout (route: Route, captures: [String])?
-    ) -> (Route, [String])? {
-        let node = nodes[index]
-        guard let segment = segments.first else {
-            guard let route = node.route else { return nil }
-            if route.endpoint(for: method) != nil { return (route, captures) }
-            if firstMatch == nil { firstMatch = (route, captures) }
+    /// Depth-first over the trie, literals before parameters: the first route that has the method,
+    /// remembering the first route whose path matched at all (for 405). Works on the path's bytes:
+    /// this runs for every request, so no segment is copied unless it is captured.
+    private struct Search {
+        let nodes: UnsafeBufferPointer<Node>
+        let path: UnsafeBufferPointer<UInt8>
+        let method: String
+        var captures: [String] = []
+        var firstPathMatch: Route?
+
+        /// The route for the segments from `segmentStart` on, below node `index`; `segmentStart` is
+        /// `nil` once the path is used up (a path ending in `/` has a last, empty segment).
+        mutating func route(at index: Int, segmentStart: Int?) -> Route? {
+            guard let start = segmentStart else {
+                guard let route = nodes[index].route else { return nil }
+                if route.endpoint(for: method) != nil { return route }
+                if firstPathMatch == nil { firstPathMatch = route }
+                return nil
+            }
+            let end = path[start...].firstIndex(of: UInt8(ascii: "/")) ?? path.count
+            let segment = UnsafeBufferPointer(rebasing: path[start..<end])
+            let next = end < path.count ? end + 1 : nil
+            for literal in nodes[index].literals where literal.segment.utf8.elementsEqual(segment) {
+                if let found = route(at: literal.child, segmentStart: next) { return found }
+            }
+            if let child = nodes[index].parameterChild, !segment.isEmpty,
+                let value = PercentEncoding.decodeStrictly(segment)
+            {
+                captures.append(value)
+                if let found = route(at: child, segmentStart: next) { return found }
+                captures.removeLast()
+            }
             return nil
         }
-        let rest = segments.dropFirst()
-        for literal in node.literals where segment.elementsEqual(literal.segment.utf8) {
-            if let found = search(literal.child, rest, method, &captures, &firstMatch) { return found }
-        }
-        if let child = node.parameterChild, !segment.isEmpty,
-            let value = PercentEncoding.decodeStrictly(Substring(segment))
-        {
-            captures.append(value)
-            if let found = search(child, rest, method, &captures, &firstMatch) { return found }
-            captures.removeLast()
-        }
-        return nil
     }
 
     // MARK: Registration

@@ -3,18 +3,18 @@ import Testing
 
 @Suite struct PercentEncodingTests {
     @Test func strictDecodingDecodesOnce() {
-        #expect(PercentEncoding.decodeStrictly("a%2Fb%20c") == "a/b c")
-        #expect(PercentEncoding.decodeStrictly("%2541") == "%41")
-        #expect(PercentEncoding.decodeStrictly("caf%C3%A9") == "café")
-        #expect(PercentEncoding.decodeStrictly("a+b") == "a+b")
-        #expect(PercentEncoding.decodeStrictly("plain") == "plain")
+        #expect(PercentEncoding.decodeStrictly("a%2Fb%20c".utf8) == "a/b c")
+        #expect(PercentEncoding.decodeStrictly("%2541".utf8) == "%41")
+        #expect(PercentEncoding.decodeStrictly("caf%C3%A9".utf8) == "café")
+        #expect(PercentEncoding.decodeStrictly("a+b".utf8) == "a+b")
+        #expect(PercentEncoding.decodeStrictly("plain".utf8) == "plain")
     }
 
     @Test func strictDecodingRejectsMalformedEscapesAndInvalidUTF8() {
-        #expect(PercentEncoding.decodeStrictly("%zz") == nil)
-        #expect(PercentEncoding.decodeStrictly("abc%") == nil)
-        #expect(PercentEncoding.decodeStrictly("abc%4") == nil)
-        #expect(PercentEncoding.decodeStrictly("%FF%FE") == nil)
+        #expect(PercentEncoding.decodeStrictly("%zz".utf8) == nil)
+        #expect(PercentEncoding.decodeStrictly("abc%".utf8) == nil)
+        #expect(PercentEncoding.decodeStrictly("abc%4".utf8) == nil)
+        #expect(PercentEncoding.decodeStrictly("%FF%FE".utf8) == nil)
     }
 
     @Test func lenientDecodingKeepsMalformedEscapes() {

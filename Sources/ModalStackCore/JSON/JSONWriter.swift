@@ -101,6 +101,11 @@ public struct JSONWriter {
         }
     }
 
+    /// Appends `text` as it is: a piece of JSON syntax the caller vouches for, such as `{"time":`.
+    public mutating func writeVerbatim(_ text: StaticString) {
+        append(text)
+    }
+
     private mutating func append(_ text: StaticString) {
         bytes.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     }

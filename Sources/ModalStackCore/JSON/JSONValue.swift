@@ -69,8 +69,12 @@ public struct JSONObject: Sendable, Hashable {
 }
 
 extension JSONObject: ExpressibleByDictionaryLiteral {
+    /// The keys of a literal are distinct (as in a `Dictionary` literal), so members are appended
+    /// without the search `init(_:)` makes for each.
     public init(dictionaryLiteral elements: (String, JSONValue)...) {
-        self.init(elements)
+        self.init()
+        members = elements.map { Member(key: $0.0, value: $0.1) }
+        assert(Set(members.map(\.key)).count == members.count, "a JSONObject literal repeats a key")
     }
 }
 

@@ -52,7 +52,7 @@ enum StoredSession {
 
     private static func parse(_ text: String) throws(StoreError) -> JSONValue {
         do {
-            return try JSONParser.parse(text)
+            return try JSONParser.parse(text, limits: .written)
         } catch {
             throw StoreError(.corrupt, "a stored document is not valid JSON: \(error)")
         }

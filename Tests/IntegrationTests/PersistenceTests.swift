@@ -22,6 +22,39 @@ struct PersistenceTests {
         #expect(after.raw == before.raw)
     }
 
+    @Test("a payload nested as deeply as a request allows reads back from the database, in the stack, the event log and the dismissed")
+    func deepPayloadReadsBack() throws {
+        let server = try ServerProcess()
+        var client = server.client()
+        let id = uniqueSessionID()
+        // The body {"destination", "payload": …} may nest 64 levels: the payload gets 63. Stored in a
+        // stack, a change record or a session, it sits a few levels deeper than that.
+        var payload: JSONValue = 1
+        for _ in 0..<63 { payload = ["a": payload] }
+        let presented = try client.call("POST", "/v1/sessions/\(id)/presentations", json: ["destination": "deep", "payload": payload])
+        #expect(presented.status == 201)
+        // Answers are deeper than a client's request may be: read with the limits for what the server wrote.
+        let presentationID = try #require(try JSONParser.parse(presented.raw, limits: .written)["presentation"]?["id"]?.stringValue)
+        #expect(try client.call("POST", "/v1/sessions/\(id)/presentations", json: ["destination": "top"]).status == 201)
+        #expect(try client.call("DELETE", "/v1/sessions/\(id)/presentations/\(presentationID)?force=true").status == 200)
+        #expect(try client.call("POST", "/v1/sessions/\(id)/presentations", json: ["destination": "deep", "payload": payload]).status == 201)
+        let before = try client.call("GET", "/v1/sessions/\(id)")
+        client.close()
+        try server.restart()
+        client = server.client()
+        let after = try client.call("GET", "/v1/sessions/\(id)")
+        #expect(after.status == 200)
+        #expect(after.raw == before.raw)
+        let events = try client.call("GET", "/v1/sessions/\(id)/events")
+        #expect(events.status == 200)
+        let log = try JSONParser.parse(events.raw, limits: .written)
+        #expect(log["events"]?.arrayValue?.count ?? 0 >= 4)
+        #expect(log["version"] == 4)
+        let dismissed = try client.call("GET", "/v1/sessions/\(id)/presentations/\(presentationID)")
+        #expect(dismissed.status == 200)
+        #expect(dismissed.json["payload"] == payload)
+    }
+
     @Test("SIGINT also stops cleanly")
     func sigint() throws {
         let server = try ServerProcess()

@@ -95,14 +95,14 @@ struct Endpoints: Sendable {
         let id = try request.sessionID()
         let options = try SessionOptions(json: try request.jsonBody(emptyBody: [:]))
         try service.submit(.create(options), onSession: id, createIfMissing: true, request: request, reply: reply) { outcome in
-            outcome.changed ? sessionCreated(outcome) : Responses.session(200, outcome.session.json, outcome.session)
+            outcome.changed ? sessionCreated(outcome) : Responses.session(200, outcome.session)
         }
     }
 
     private func sessionCreated(_ outcome: CommandOutcome) -> HTTPResponse {
         var headers = HTTPHeaders()
         headers.set("Location", "/v1/sessions/\(outcome.session.id)")
-        return Responses.session(201, outcome.session.json, outcome.session, headers: headers)
+        return Responses.session(201, outcome.session, headers: headers)
     }
 
     private func deleteSession(_ request: HTTPRequest, reply: HTTPReply) throws {
@@ -115,26 +115,25 @@ struct Endpoints: Sendable {
         let sessionID = try request.sessionID()
         let command = Command.present(try PresentRequest(json: try request.jsonBody()))
         try service.submit(command, onSession: sessionID, createIfMissing: true, request: request, reply: reply) { outcome in
-            var body: JSONObject = [:]
+            let subject: Responses.ChangeSubject
             let status: Int
             var headers = HTTPHeaders()
             switch outcome.effect {
             case .presented(let presentation):
                 status = 201
-                body["presentation"] = presentation.json
+                subject = .presentation(presentation)
                 headers.set("Location", location(of: presentation, in: sessionID))
             case .queued(let presentation, let position):
                 status = 202
-                body["presentation"] = presentation.json
-                body["position"] = JSONValue(position)
+                subject = .presentation(presentation, position: position)
                 headers.set("Location", location(of: presentation, in: sessionID))
             case .updated(let presentation):
                 status = 200
-                body["presentation"] = presentation.json
+                subject = .presentation(presentation)
             case .created, .dismissed, .replaced:
                 preconditionFailure("a present presents, queues or updates")
             }
-            return Responses.change(status, body, outcome, headers: headers)
+            return Responses.change(status, subject, outcome, headers: headers)
         }
     }
 
@@ -145,7 +144,7 @@ struct Endpoints: Sendable {
     private func getPresentation(_ request: HTTPRequest) throws -> HTTPResponse {
         let presentation = try service.presentation(
             id: request.pathParameters["presentationId"] ?? "", sessionID: try request.sessionID())
-        return Responses.json(200, presentation.json)
+        return Responses.json(200, presentation)
     }
 
     private func updatePresentation(_ request: HTTPRequest, reply: HTTPReply) throws {
@@ -154,7 +153,7 @@ struct Endpoints: Sendable {
         let command = Command.update(presentationID: presentationID, try UpdateRequest(json: try request.jsonBody()))
         try service.submit(command, onSession: sessionID, createIfMissing: false, request: request, reply: reply) { outcome in
             guard case .updated(let presentation) = outcome.effect else { preconditionFailure("an update updates") }
-            return Responses.change(200, ["presentation": presentation.json], outcome)
+            return Responses.change(200, .presentation(presentation), outcome)
         }
     }
 
@@ -174,7 +173,7 @@ struct Endpoints: Sendable {
     private func dismissed(_ dismiss: DismissRequest, onSession sessionID: String, request: HTTPRequest, reply: HTTPReply) throws {
         try service.submit(.dismiss(dismiss), onSession: sessionID, createIfMissing: false, request: request, reply: reply) { outcome in
             guard case .dismissed(let removed) = outcome.effect else { preconditionFailure("a dismiss always dismisses") }
-            return Responses.change(200, ["dismissed": .array(removed.map(\.json))], outcome)
+            return Responses.change(200, .dismissed(removed), outcome)
         }
     }
 
@@ -182,7 +181,7 @@ struct Endpoints: Sendable {
         let sessionID = try request.sessionID()
         let command = Command.replaceStack(try ReplaceStackRequest(json: try request.jsonBody()))
         try service.submit(command, onSession: sessionID, createIfMissing: true, request: request, reply: reply) { outcome in
-            Responses.change(200, ["dismissed": .array(outcome.retired.map(\.json))], outcome)
+            Responses.change(200, .dismissed(outcome.retired), outcome)
         }
     }
 

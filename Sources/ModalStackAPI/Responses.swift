@@ -5,33 +5,75 @@ import ModalStackStore
 /// Helpers shared by every endpoint: JSON in, JSON out, and errors as problems.
 enum Responses {
     static func json(_ status: Int, _ value: JSONValue, headers: HTTPHeaders = HTTPHeaders()) -> HTTPResponse {
+        json(status, serialized: value.serialized(), headers: headers)
+    }
+
+    static func json(_ status: Int, _ value: some JSONWritable, headers: HTTPHeaders = HTTPHeaders()) -> HTTPResponse {
+        json(status, serialized: value.serialized(), headers: headers)
+    }
+
+    private static func json(_ status: Int, serialized body: [UInt8], headers: HTTPHeaders) -> HTTPResponse {
         var headers = headers
         headers.set("Content-Type", "application/json")
-        return HTTPResponse(status: status, headers: headers, body: value.serialized())
+        return HTTPResponse(status: status, headers: headers, body: body)
     }
 
-    /// A response that carries a session's state or a view of it: tagged with the session's version.
+    /// A view of a session's state, tagged with the session's version.
     static func session(_ status: Int, _ value: JSONValue, _ session: Session, headers: HTTPHeaders = HTTPHeaders()) -> HTTPResponse {
+        json(status, value, headers: tagged(headers, session))
+    }
+
+    /// The session's state, tagged with its version.
+    static func session(_ status: Int, _ session: Session, headers: HTTPHeaders = HTTPHeaders()) -> HTTPResponse {
+        sessionBody(status, session.serialized(), session, headers: headers)
+    }
+
+    /// The session's state already rendered (from the working set), tagged with its version.
+    static func sessionBody(_ status: Int, _ body: [UInt8], _ session: Session, headers: HTTPHeaders = HTTPHeaders()) -> HTTPResponse {
+        json(status, serialized: body, headers: tagged(headers, session))
+    }
+
+    private static func tagged(_ headers: HTTPHeaders, _ session: Session) -> HTTPHeaders {
         var headers = headers
         headers.set("ETag", EntityTag.of(version: session.version))
-        return json(status, value, headers: headers)
+        return headers
     }
 
-    /// A session's state already rendered (from the working set), tagged with its version.
-    static func sessionBody(_ status: Int, _ body: [UInt8], _ session: Session) -> HTTPResponse {
-        HTTPResponse(
-            status: status, headers: ["Content-Type": "application/json", "ETag": EntityTag.of(version: session.version)],
-            body: body)
+    /// What a change answer says first, before what every change answer has.
+    enum ChangeSubject {
+        /// `"presentation"`, and for a queued one its `"position"` in the queue.
+        case presentation(Presentation, position: Int? = nil)
+        /// `"dismissed"`: the presentations that left the session.
+        case dismissed([Presentation])
     }
 
-    /// The answer to a change: what the endpoint says, then what was promoted from the queue, the
-    /// transition plan from the stack before to the stack after, and the session.
-    static func change(_ status: Int, _ body: JSONObject, _ outcome: CommandOutcome, headers: HTTPHeaders = HTTPHeaders()) -> HTTPResponse {
-        var body = body
-        body["promoted"] = .array(outcome.promoted.map(\.json))
-        body["transition"] = outcome.transition.json
-        body["session"] = outcome.session.json
-        return session(status, .object(body), outcome.session, headers: headers)
+    /// The answer to a change: its subject, then what was promoted from the queue, the transition
+    /// plan from the stack before to the stack after, and the session. Written straight from the
+    /// values: every change renders it.
+    static func change(
+        _ status: Int, _ subject: ChangeSubject, _ outcome: CommandOutcome, headers: HTTPHeaders = HTTPHeaders()
+    ) -> HTTPResponse {
+        var writer = JSONWriter(capacity: 4096)
+        switch subject {
+        case .presentation(let presentation, let position):
+            writer.writeVerbatim(#"{"presentation":"#)
+            writer.write(presentation)
+            if let position {
+                writer.writeVerbatim(#","position":"#)
+                writer.write(JSONValue(position))
+            }
+        case .dismissed(let presentations):
+            writer.writeVerbatim(#"{"dismissed":"#)
+            writer.write(presentations)
+        }
+        writer.writeVerbatim(#","promoted":"#)
+        writer.write(outcome.promoted)
+        writer.writeVerbatim(#","transition":"#)
+        writer.write(outcome.transition.json)
+        writer.writeVerbatim(#","session":"#)
+        writer.write(outcome.session)
+        writer.writeVerbatim("}")
+        return sessionBody(status, writer.bytes, outcome.session, headers: headers)
     }
 
     static func noContent() -> HTTPResponse {

@@ -58,7 +58,7 @@ final class SessionService: Sendable {
         case .session(let session, let rendered):
             guard !session.isExpired(at: now) else { throw Problem.sessionNotFound(id) }
             if let rendered { return (session, rendered) }
-            let body = session.json.serialized()
+            let body = session.serialized()
             workingSet.rendered(body, for: session)
             return (session, body)
         case .deleted:
@@ -67,7 +67,7 @@ final class SessionService: Sendable {
             guard let session = try store.session(id: id) else { throw Problem.sessionNotFound(id) }
             workingSet.loaded(session)
             guard !session.isExpired(at: now) else { throw Problem.sessionNotFound(id) }
-            let body = session.json.serialized()
+            let body = session.serialized()
             workingSet.rendered(body, for: session)
             return (session, body)
         }

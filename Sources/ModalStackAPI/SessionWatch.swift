@@ -43,7 +43,7 @@ struct SessionWatch: Sendable {
         let held = HeldRequest(reply: reply, notifier: service.notifier, metrics: metrics)
         let headers: HTTPHeaders = ["Preference-Applied": "wait=\(wait)"]
         let changed = { @Sendable (session: Session) in
-            held.answer(Responses.session(200, session.json, session, headers: headers))
+            held.answer(Responses.session(200, session, headers: headers))
         }
         held.watch(service.notifier.subscribe(to: sessionID) { notification in
             switch notification {
@@ -105,7 +105,7 @@ struct SessionWatch: Sendable {
             let resumesFrom = lastEventID.flatMap { $0 <= session.version ? $0 : nil }
             let pump = EventPump(service: service, sessionID: id, stream: stream, lastSent: resumesFrom ?? session.version)
             if resumesFrom == nil {
-                stream.write(EventPump.frame(id: session.version, event: lastEventID == nil ? "session" : "reset", data: session.json))
+                stream.write(EventPump.frame(id: session.version, event: lastEventID == nil ? "session" : "reset", data: session.serialized()))
             }
             let notifier = service.notifier
             let subscription = notifier.subscribe(to: id) { notification in
@@ -191,12 +191,12 @@ final class EventPump: Sendable {
                     guard let first = changes.first else { return }
                     if first.version > lastSent + 1 {
                         let session = try service.session(id: sessionID)
-                        stream.write(Self.frame(id: session.version, event: "reset", data: session.json))
+                        stream.write(Self.frame(id: session.version, event: "reset", data: session.serialized()))
                         lastSent = session.version
                         continue
                     }
                     for change in changes {
-                        guard stream.write(Self.frame(id: change.version, event: "change", data: change.json)) else { return }
+                        guard stream.write(Self.frame(id: change.version, event: "change", data: change.serialized())) else { return }
                         lastSent = change.version
                     }
                 }
@@ -208,15 +208,15 @@ final class EventPump: Sendable {
 
     /// The session was deleted: says so and ends the stream.
     func end() {
-        stream.write(Self.frame(id: nil, event: "sessionDeleted", data: ["type": "sessionDeleted", "sessionId": .string(sessionID)]))
+        stream.write(Self.frame(id: nil, event: "sessionDeleted", data: JSONValue.object(["type": "sessionDeleted", "sessionId": .string(sessionID)]).serialized()))
         stream.close()
     }
 
     /// One Server-Sent Event. The JSON writer never emits a raw line break, so `data` is one line.
-    static func frame(id: Int64?, event: String, data: JSONValue) -> [UInt8] {
+    static func frame(id: Int64?, event: String, data: [UInt8]) -> [UInt8] {
         var text = id.map { "id: \($0)\n" } ?? ""
         text += "event: \(event)\ndata: "
-        return Array(text.utf8) + data.serialized() + Array("\n\n".utf8)
+        return Array(text.utf8) + data + Array("\n\n".utf8)
     }
 }
 

@@ -222,7 +222,7 @@ public final class SQLiteSessionStore: SessionStore {
             try save(session, on: connection)
             try saveRetired(update.retired, of: session, on: connection)
             try connection.statement("INSERT OR REPLACE INTO changes (session_id, version, record) VALUES (?, ?, ?)")
-                .run([.text(session.id), .integer(update.change.version), .text(update.change.json.jsonText)])
+                .run([.text(session.id), .integer(update.change.version), .text(update.change.jsonText)])
             try connection.statement("DELETE FROM changes WHERE session_id = ? AND version <= ?")
                 .run([.text(session.id), .integer(update.change.version - Int64(eventLogSize))])
             if let response = update.response {
@@ -283,7 +283,7 @@ public final class SQLiteSessionStore: SessionStore {
         for (offset, presentation) in retired.enumerated() {
             // Ordered by the version that retired them, then by their order in that change.
             let sequence = session.version << 16 + Int64(offset)
-            try insert.run([.text(session.id), .text(presentation.id), .integer(sequence), .text(presentation.json.jsonText)])
+            try insert.run([.text(session.id), .text(presentation.id), .integer(sequence), .text(presentation.jsonText)])
         }
         try connection.statement(
             """

@@ -3,7 +3,9 @@ import ModalStackCore
 /// How sessions and presentations are written into rows: the core's JSON forms, compact.
 enum StoredSession {
     static func encode(_ presentations: [Presentation]) -> String {
-        JSONValue.array(presentations.map(\.json)).jsonText
+        var writer = JSONWriter(capacity: 1024)
+        writer.write(presentations)
+        return String(decoding: writer.bytes, as: UTF8.self)
     }
 
     static func decodeList(_ text: String) throws(StoreError) -> [Presentation] {

@@ -35,8 +35,9 @@ public struct JSONParser {
         /// Depth 64, strings up to 1 MiB, numbers up to 64 characters.
         public static let `default` = Limits()
 
-        /// For text this process wrote itself (stored rows): what a client sent got through
-        /// `default` already, and nesting it in a stack, a session or a change adds a few levels.
+        /// For text this process wrote itself (stored rows, ``JSONWritable/json``): what a client
+        /// sent got through `default` already, and nesting it in a stack, a session or a change
+        /// adds a few levels.
         public static let written = Limits(maxDepth: Limits.default.maxDepth + 16, maxStringBytes: .max, maxNumberLength: .max)
     }
 

@@ -31,7 +31,7 @@ public struct JSONWriter {
             var text = text
             text.withUTF8 { bytes.append(contentsOf: $0) }
         case .string(let string):
-            write(string)
+            write(string: string)
         case .array(let elements):
             bytes.append(UInt8(ascii: "["))
             for (index, element) in elements.enumerated() {
@@ -47,7 +47,7 @@ public struct JSONWriter {
                 if index > 0 {
                     bytes.append(UInt8(ascii: ","))
                 }
-                write(member.key)
+                write(string: member.key)
                 bytes.append(UInt8(ascii: ":"))
                 write(member.value)
             }
@@ -55,7 +55,8 @@ public struct JSONWriter {
         }
     }
 
-    private mutating func write(_ string: String) {
+    /// Appends `string` as a JSON string, quoted and escaped.
+    public mutating func write(string: String) {
         bytes.append(UInt8(ascii: "\""))
         var string = string
         string.withUTF8 { utf8 in
@@ -106,8 +107,62 @@ public struct JSONWriter {
         append(text)
     }
 
+    /// Appends a value that writes itself.
+    public mutating func write(_ value: some JSONWritable) {
+        value.write(to: &self)
+    }
+
+    /// Appends an array of values that write themselves.
+    public mutating func write(_ values: [some JSONWritable]) {
+        bytes.append(UInt8(ascii: "["))
+        for (index, value) in values.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            value.write(to: &self)
+        }
+        bytes.append(UInt8(ascii: "]"))
+    }
+
+    /// Appends a time as its RFC 3339 string, or `null`.
+    public mutating func write(_ time: Timestamp?) {
+        guard let time else { return append("null") }
+        bytes.append(UInt8(ascii: "\""))
+        bytes.append(contentsOf: time.rfc3339.utf8)
+        bytes.append(UInt8(ascii: "\""))
+    }
+
     private mutating func append(_ text: StaticString) {
         bytes.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+    }
+}
+
+/// A value that writes its own JSON text into a ``JSONWriter``, without building a ``JSONValue``
+/// tree first: the presentations and sessions that every change renders several times.
+///
+/// The text is the one definition of the form; ``json`` reads the tree back from it.
+public protocol JSONWritable {
+    func write(to writer: inout JSONWriter)
+}
+
+extension JSONWritable {
+    /// The compact JSON text in UTF-8.
+    public func serialized() -> [UInt8] {
+        var writer = JSONWriter()
+        write(to: &writer)
+        return writer.bytes
+    }
+
+    /// The compact JSON text.
+    public var jsonText: String {
+        String(decoding: serialized(), as: UTF8.self)
+    }
+
+    /// The JSON as a tree, parsed from ``serialized()``; for reading fields, not for output.
+    public var json: JSONValue {
+        do {
+            return try JSONParser.parse(serialized(), limits: .written)
+        } catch {
+            preconditionFailure("\(Self.self) wrote invalid JSON: \(error)")
+        }
     }
 }
 

@@ -1,25 +1,34 @@
 /// The JSON form of presentations and sessions: what the API returns and what the store keeps.
 /// One form, so that what is stored reads back exactly as it was served.
-extension Presentation {
-    public var json: JSONValue {
-        var object: JSONObject = [
-            "id": .string(id),
-            "destination": .string(destination),
-            "style": .string(style.rawValue),
-            "key": .string(key),
-            "state": .string(state.rawValue),
-            "locked": .bool(locked),
-            "payload": .object(payload),
-        ]
-        content.write(into: &object)
-        object.append("requestedAt", .string(requestedAt.rfc3339))
-        object.append("presentedAt", presentedAt.map { .string($0.rfc3339) } ?? .null)
-        object.append("dismissedAt", dismissedAt.map { .string($0.rfc3339) } ?? .null)
-        object.append("result", result ?? .null)
-        return .object(object)
+extension Presentation: JSONWritable {
+    public func write(to writer: inout JSONWriter) {
+        writer.writeVerbatim(#"{"id":"#)
+        writer.write(string: id)
+        writer.writeVerbatim(#","destination":"#)
+        writer.write(string: destination)
+        writer.writeVerbatim(#","style":"#)
+        writer.write(string: style.rawValue)
+        writer.writeVerbatim(#","key":"#)
+        writer.write(string: key)
+        writer.writeVerbatim(#","state":"#)
+        writer.write(string: state.rawValue)
+        writer.writeVerbatim(#","locked":"#)
+        writer.write(.bool(locked))
+        writer.writeVerbatim(#","payload":"#)
+        writer.write(.object(payload))
+        content.write(to: &writer)
+        writer.writeVerbatim(#","requestedAt":"#)
+        writer.write(requestedAt)
+        writer.writeVerbatim(#","presentedAt":"#)
+        writer.write(presentedAt)
+        writer.writeVerbatim(#","dismissedAt":"#)
+        writer.write(dismissedAt)
+        writer.writeVerbatim(#","result":"#)
+        writer.write(result ?? .null)
+        writer.writeVerbatim("}")
     }
 
-    /// Reads the form `json` writes (from storage); throws a validation error on anything else.
+    /// Reads the form `write(to:)` writes (from storage); throws a validation error on anything else.
     public init(json: JSONValue) throws(ModalError) {
         var reader = try FieldReader(json, at: "")
         let id = reader.string("id", required: true)
@@ -46,41 +55,82 @@ extension Presentation {
 }
 
 extension ModalContent {
-    /// Adds the fields of this style to a presentation's JSON object.
-    fileprivate func write(into object: inout JSONObject) {
+    /// Writes the members of this style, each after a comma, inside a presentation's object.
+    fileprivate func write(to writer: inout JSONWriter) {
         switch self {
         case .sheet(let options):
-            object.append("detents", .array(options.detents.map { .string($0.text) }))
-            object.append("interactiveDismissDisabled", .bool(options.interactiveDismissDisabled))
+            writer.writeVerbatim(#","detents":["#)
+            for (index, detent) in options.detents.enumerated() {
+                if index > 0 { writer.writeVerbatim(",") }
+                writer.write(string: detent.text)
+            }
+            writer.writeVerbatim(#"],"interactiveDismissDisabled":"#)
+            writer.write(.bool(options.interactiveDismissDisabled))
         case .alert(let content), .confirmationDialog(let content):
-            object.append("title", .string(content.title))
-            if let message = content.message { object.append("message", .string(message)) }
-            object.append(
-                "buttons",
-                .array(content.buttons.map { ["id": .string($0.id), "label": .string($0.label), "role": .string($0.role.rawValue)] }))
+            writer.writeVerbatim(#","title":"#)
+            writer.write(string: content.title)
+            if let message = content.message {
+                writer.writeVerbatim(#","message":"#)
+                writer.write(string: message)
+            }
+            writer.writeVerbatim(#","buttons":["#)
+            for (index, button) in content.buttons.enumerated() {
+                writer.writeVerbatim(index > 0 ? #",{"id":"# : #"{"id":"#)
+                writer.write(string: button.id)
+                writer.writeVerbatim(#","label":"#)
+                writer.write(string: button.label)
+                writer.writeVerbatim(#","role":"#)
+                writer.write(string: button.role.rawValue)
+                writer.writeVerbatim("}")
+            }
+            writer.writeVerbatim("]")
         case .progress(let progress):
-            if let message = progress.message { object.append("message", .string(message)) }
-            object.append("total", JSONValue(progress.total))
-            object.append("completed", JSONValue(progress.completed))
+            if let message = progress.message {
+                writer.writeVerbatim(#","message":"#)
+                writer.write(string: message)
+            }
+            writer.writeVerbatim(#","total":"#)
+            writer.write(JSONValue(progress.total))
+            writer.writeVerbatim(#","completed":"#)
+            writer.write(JSONValue(progress.completed))
         case .fullScreenCover, .popover, .dialog:
             break
         }
     }
 }
 
-extension Session {
-    public var json: JSONValue {
-        [
-            "id": .string(id),
-            "version": JSONValue(version),
-            "createdAt": .string(createdAt.rfc3339),
-            "updatedAt": .string(updatedAt.rfc3339),
-            "stack": .array(stack.map(\.json)),
-            "top": top?.json ?? .null,
-            "queue": .array(queue.map(\.json)),
-            "ttl": JSONValue(ttlSeconds),
-            "expiresAt": .string(expiresAt.rfc3339),
-        ]
+extension Session: JSONWritable {
+    public func write(to writer: inout JSONWriter) {
+        writer.writeVerbatim(#"{"id":"#)
+        writer.write(string: id)
+        writer.writeVerbatim(#","version":"#)
+        writer.write(JSONValue(version))
+        writer.writeVerbatim(#","createdAt":"#)
+        writer.write(createdAt)
+        writer.writeVerbatim(#","updatedAt":"#)
+        writer.write(updatedAt)
+        writer.writeVerbatim(#","stack":["#)
+        // The top is the last of the stack: its text is copied rather than written again.
+        var top: Range<Int>?
+        for (index, presentation) in stack.enumerated() {
+            if index > 0 { writer.writeVerbatim(",") }
+            let start = writer.bytes.count
+            presentation.write(to: &writer)
+            top = start..<writer.bytes.count
+        }
+        writer.writeVerbatim(#"],"top":"#)
+        if let top {
+            writer.bytes.append(contentsOf: Array(writer.bytes[top]))
+        } else {
+            writer.writeVerbatim("null")
+        }
+        writer.writeVerbatim(#","queue":"#)
+        writer.write(queue)
+        writer.writeVerbatim(#","ttl":"#)
+        writer.write(JSONValue(ttlSeconds))
+        writer.writeVerbatim(#","expiresAt":"#)
+        writer.write(expiresAt)
+        writer.writeVerbatim("}")
     }
 }
 

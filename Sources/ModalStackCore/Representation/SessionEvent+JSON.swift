@@ -1,19 +1,26 @@
 /// The JSON forms of the event log: what the API serves and what the store keeps.
-extension SessionEvent {
-    /// `{"type", "presentationId"?, "presentation"?, …details}`
-    public var json: JSONValue {
-        var object: JSONObject = ["type": .string(kind.rawValue)]
+extension SessionEvent: JSONWritable {
+    /// `{"type", "presentationId"?, "presentation"?, …details}`; the details never hold those three
+    /// keys (`init(json:)` takes them out).
+    public func write(to writer: inout JSONWriter) {
+        writer.writeVerbatim(#"{"type":"#)
+        writer.write(string: kind.rawValue)
         if let presentation {
-            object.append("presentationId", .string(presentation.id))
-            object.append("presentation", presentation.json)
+            writer.writeVerbatim(#","presentationId":"#)
+            writer.write(string: presentation.id)
+            writer.writeVerbatim(#","presentation":"#)
+            writer.write(presentation)
         }
         for member in details.members {
-            object[member.key] = member.value
+            writer.writeVerbatim(",")
+            writer.write(string: member.key)
+            writer.writeVerbatim(":")
+            writer.write(member.value)
         }
-        return .object(object)
+        writer.writeVerbatim("}")
     }
 
-    /// Reads the form `json` writes.
+    /// Reads the form `write(to:)` writes.
     public init(json: JSONValue) throws(ModalError) {
         guard var object = json.objectValue, let kind = object["type"]?.stringValue.flatMap(Kind.init(rawValue:)) else {
             throw .validation([.init(pointer: "/type", message: "expected an event type")])
@@ -24,15 +31,21 @@ extension SessionEvent {
     }
 }
 
-extension SessionChange {
+extension SessionChange: JSONWritable {
     /// `{"version", "at", "events": […], "stack": [ids]}`
-    public var json: JSONValue {
-        [
-            "version": JSONValue(version),
-            "at": .string(at.rfc3339),
-            "events": .array(events.map(\.json)),
-            "stack": .array(stackIDs.map { .string($0) }),
-        ]
+    public func write(to writer: inout JSONWriter) {
+        writer.writeVerbatim(#"{"version":"#)
+        writer.write(JSONValue(version))
+        writer.writeVerbatim(#","at":"#)
+        writer.write(at)
+        writer.writeVerbatim(#","events":"#)
+        writer.write(events)
+        writer.writeVerbatim(#","stack":["#)
+        for (index, id) in stackIDs.enumerated() {
+            if index > 0 { writer.writeVerbatim(",") }
+            writer.write(string: id)
+        }
+        writer.writeVerbatim("]}")
     }
 
     /// The log's flat form: each event with the version and time of its change.
@@ -46,7 +59,7 @@ extension SessionChange {
         }
     }
 
-    /// Reads the form `json` writes, for the session `sessionID`.
+    /// Reads the form `write(to:)` writes, for the session `sessionID`.
     public init(sessionID: String, json: JSONValue) throws(ModalError) {
         guard let version = json["version"]?.intValue, let at = json["at"]?.stringValue.flatMap(Timestamp.init(rfc3339:)),
             let events = json["events"]?.arrayValue, let stack = json["stack"]?.arrayValue

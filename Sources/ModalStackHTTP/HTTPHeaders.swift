@@ -65,18 +65,8 @@ public struct HTTPHeaders: Sendable, Equatable {
 
     /// ASCII case-insensitive comparison without allocating lowercased copies.
     static func namesMatch(_ lhs: String, _ rhs: String) -> Bool {
-        var left = lhs.utf8.makeIterator()
-        var right = rhs.utf8.makeIterator()
-        while true {
-            switch (left.next(), right.next()) {
-            case (nil, nil):
-                return true
-            case let (l?, r?):
-                if l != r && asciiLowercased(l) != asciiLowercased(r) { return false }
-            default:
-                return false
-            }
-        }
+        lhs.utf8.count == rhs.utf8.count
+            && lhs.utf8.elementsEqual(rhs.utf8) { $0 == $1 || asciiLowercased($0) == asciiLowercased($1) }
     }
 
     private static func asciiLowercased(_ byte: UInt8) -> UInt8 {

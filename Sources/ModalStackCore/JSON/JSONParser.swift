@@ -41,7 +41,9 @@ public struct JSONParser {
         public static let written = Limits(maxDepth: Limits.default.maxDepth + 16, maxStringBytes: .max, maxNumberLength: .max)
     }
 
-    /// Parses one JSON document from UTF-8 bytes, such as a request body.
+    /// Parses one JSON document from UTF-8 bytes, such as a request body. Inlinable, so that each
+    /// caller gets a copy specialized to its collection instead of looking up generic types per call.
+    @inlinable
     public static func parse(
         _ bytes: some Collection<UInt8>, limits: Limits = .default
     ) throws(JSONParseError) -> JSONValue {
@@ -60,7 +62,8 @@ public struct JSONParser {
         try parse(text.utf8, limits: limits)
     }
 
-    private static func parse(
+    @usableFromInline
+    static func parse(
         buffer: UnsafeBufferPointer<UInt8>, limits: Limits
     ) throws(JSONParseError) -> JSONValue {
         var parser = JSONParser(input: buffer, limits: limits)

@@ -112,12 +112,14 @@ public struct JSONWriter {
         value.write(to: &self)
     }
 
-    /// Appends an array of values that write themselves.
+    /// Appends an array of values that write themselves. Inlinable, so that each caller gets a copy
+    /// specialized to its element type instead of looking up generic types per element.
+    @inlinable
     public mutating func write(_ values: [some JSONWritable]) {
         bytes.append(UInt8(ascii: "["))
-        for (index, value) in values.enumerated() {
+        for index in values.indices {
             if index > 0 { bytes.append(UInt8(ascii: ",")) }
-            value.write(to: &self)
+            values[index].write(to: &self)
         }
         bytes.append(UInt8(ascii: "]"))
     }

@@ -3,7 +3,8 @@
 struct FieldReader {
     private let object: JSONObject
     private let pointer: String
-    private var consumedKeys: Set<String> = []
+    /// Whether each member of `object`, in order, was read.
+    private var consumed: [Bool]
     private(set) var errors: [ModalError.FieldError] = []
 
     /// Fails with a single field error when `value` is not an object.
@@ -13,6 +14,7 @@ struct FieldReader {
         }
         self.object = object
         self.pointer = pointer
+        self.consumed = Array(repeating: false, count: object.count)
     }
 
     func pointer(to key: String) -> String {
@@ -45,8 +47,9 @@ struct FieldReader {
 
     /// The raw member, marked as read.
     mutating func value(_ key: String) -> JSONValue? {
-        consumedKeys.insert(key)
-        return object[key]
+        guard let index = object.members.firstIndex(where: { $0.key == key }) else { return nil }
+        consumed[index] = true
+        return object.members[index].value
     }
 
     mutating func string(_ key: String, required: Bool = false) -> String? {
@@ -133,8 +136,8 @@ struct FieldReader {
 
     /// Reports members nobody asked for: a typo such as `payLoad` must not pass silently.
     mutating func rejectUnknownMembers() {
-        for key in object.keys where !consumedKeys.contains(key) {
-            fail(key, "is not a known field")
+        for (member, read) in zip(object.members, consumed) where !read {
+            fail(member.key, "is not a known field")
         }
     }
 }

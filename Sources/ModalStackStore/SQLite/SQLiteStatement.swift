@@ -39,7 +39,10 @@ final class SQLiteStatement {
             let code: Int32
             switch value {
             case .integer(let int): code = sqlite3_bind_int64(handle, index, int)
-            case .text(let text): code = sqlite3_bind_text(handle, index, text, -1, SQLiteStatement.transient)
+            case .text(let text):
+                // Through withCString, which lends a native string's own bytes; passing the String as
+                // a `const char *` argument copies it into a new array first.
+                code = text.withCString { sqlite3_bind_text(handle, index, $0, Int32(text.utf8.count), SQLiteStatement.transient) }
             case .blob(let bytes):
                 code = bytes.withUnsafeBytes {
                     // A non-null pointer even for an empty blob, so SQLite stores '' rather than NULL.

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The driver of scripts/bench: measures ModalStack against a ceiling and a peer, on loopback.
 
-  scripts/bench [--quick | --full] [--markdown FILE] [--duration S] [--repeats N]
+  scripts/bench [--quick | --full | --callgrind] [--markdown FILE] [--duration S] [--repeats N]
                 [--connections 16,64,256] [--sessions N] [--nice N] [--tmpdir DIR]
 
 Run through scripts/bench, which installs what is missing, builds the release binary and passes
@@ -57,6 +57,11 @@ Method
   cores appends a 1 KiB record to a file in the benchmark's directory (the databases' filesystem)
   and calls fdatasync after each, for one run's duration; a server that syncs once per request
   cannot answer more requests/s than that. `--durability full` is compared against it.
+* --callgrind, instead of all the above: ModalStack's instructions per request, counted by
+  valgrind's callgrind (all its threads, libmicrohttpd and SQLite included, the kernel not) over
+  8 s of wrk at 16 connections on 256 sessions, after a 5 s warm-up: reads (working-set hits)
+  and present+dismiss pairs, each with the Swift functions that take most (inclusive). The
+  hypervisor's steal changes requests/s from run to run; it does not change these counts.
 * Scaling: ModalStack (normal) with 1k, 10k, 100k sessions (and 1M with --full): start-up time
   (spawn until GET /readyz answers 200), RSS once ready, reads and writes at 64 connections with
   their peak RSS. With --quick only 1k, taken from the main ModalStack runs.
@@ -70,6 +75,10 @@ LUA = os.path.join(HERE, "wrk.lua")
 CEILING_SOURCE = os.path.join(ROOT, "scripts", "ceiling", "ceiling.c")
 TEMPLATE_ID = "bench-template"
 TEMPLATE_PRESENT = {"destination": "profile", "payload": {"user": "bench", "theme": "dark"}}
+# --callgrind: few sessions, so that reads hit the working set; few connections, as valgrind is slow.
+CALLGRIND_SESSIONS = 256
+CALLGRIND_CONNECTIONS = 16
+CALLGRIND_FUNCTIONS = 25
 SERVER_THREADS = 2
 
 
@@ -465,7 +474,8 @@ def run_wrk(bench, server, mode, kind, sessions, connections, duration, close=Fa
             f"(connect {values['connect']}, read {values['read']}, write {values['write']}, "
             f"status>=400 {values['status']}, timeout {values['timeout']})")
     return {
-        "rps": values["requests"] / seconds, "p50": values["p50_us"] / 1000, "p99": values["p99_us"] / 1000,
+        "requests": values["requests"], "rps": values["requests"] / seconds,
+        "p50": values["p50_us"] / 1000, "p99": values["p99_us"] / 1000,
         "rss": peak / 1024, "cpu": cpu, "cpu_pct": 100 * cpu / seconds,
         "bytes": values["bytes"] / max(values["requests"], 1),
         "other_pct": 100 * other / seconds, "steal_pct": 100 * steal / seconds, "errors": errors,
@@ -649,6 +659,63 @@ def ratios(rows, scaling, connections, naive_rate):
 
 # ---------------------------------------------------------------------------------------------
 
+def instructions_per_request(bench, database, mode, sessions):
+    """ModalStack's user-space instructions per request in one scenario, counted by valgrind's
+    callgrind: all of its threads, libmicrohttpd and SQLite included, the kernel not. Unlike
+    requests/s, the count does not move with what the hypervisor or other work takes from the
+    machine, so it shows what a change to the code did. Returns (instructions, of them libc's
+    memset, the busiest functions with their inclusive instructions per request)."""
+    out_path = os.path.join(bench.tmp, f"callgrind-{mode}.out")
+    log_path = os.path.join(bench.tmp, f"callgrind-{mode}.log")
+    with open(log_path, "w") as log_file:
+        process = PROCESSES.start(
+            ["valgrind", "-q", "--tool=callgrind", f"--callgrind-out-file={out_path}", bench.binary, "--host", "127.0.0.1",
+             "--port", "0", "--db", database, "--threads", str(SERVER_THREADS)],
+            cpus=bench.server_cpus, stderr=log_file)
+    server = Server(f"ModalStack under callgrind", wait_for_listening_line(log_path, process, timeout=120), [process])
+    try:
+        run_wrk(bench, server, mode, "modalstack", sessions, CALLGRIND_CONNECTIONS, 5)  # warms the working set up
+        subprocess.run(["callgrind_control", "--zero", str(process.pid)], check=True, capture_output=True)
+        requests = run_wrk(bench, server, mode, "modalstack", sessions, CALLGRIND_CONNECTIONS, 8)["requests"]
+        subprocess.run(["callgrind_control", "--dump", str(process.pid)], check=True, capture_output=True)
+    finally:
+        server.stop()
+    dump = out_path + ".1"
+    with open(dump, errors="replace") as dump_file:
+        total = next(int(line.split()[1]) for line in dump_file if line.startswith(("totals:", "summary:")))
+    # Inclusive counts by function; libmicrohttpd zeroes each connection's 32 KiB pool per request
+    # with `rep stosb`, which valgrind counts byte by byte: shown apart.
+    annotated = subprocess.run(["callgrind_annotate", "--inclusive=yes", "--threshold=100", dump],
+                               capture_output=True, text=True, check=True).stdout
+    functions = []
+    for line in annotated.splitlines():
+        match = re.match(r"\s*([\d,]+) \(\s*[\d.]+%\)\s+(\S+)", line)
+        if match:
+            functions.append((int(match.group(1).replace(",", "")) // max(requests, 1), match.group(2).split(":")[-1]))
+    memset = max((count for count, name in functions if "memset" in name), default=0)
+    swift_functions = [(count, name) for count, name in functions if name.startswith("$s")]
+    names = subprocess.run(["swift", "demangle", "--simplified", "--compact"], input="\n".join(n for _, n in swift_functions),
+                           capture_output=True, text=True).stdout.splitlines()
+    busiest, seen = [], set()
+    for (count, _), name in zip(swift_functions, names):
+        if name not in seen:  # a function can appear twice: its own lines and the compiler's
+            seen.add(name)
+            busiest.append((count, name))
+    return total // max(requests, 1), memset, busiest[:CALLGRIND_FUNCTIONS]
+
+
+def instruction_table(bench):
+    database = os.path.join(bench.tmp, "callgrind.sqlite")
+    make_database(bench, database, CALLGRIND_SESSIONS)
+    for mode, label in (("read", "GET session (working set hit)"), ("write", "present + dismiss")):
+        copy = os.path.join(bench.tmp, f"callgrind-{mode}.sqlite")
+        shutil.copyfile(database, copy)
+        total, memset, busiest = instructions_per_request(bench, copy, mode, CALLGRIND_SESSIONS)
+        print(f"\n{label}: {total:,} instructions per request, {total - memset:,} besides libc memset ({memset:,})")
+        for count, name in busiest:
+            print(f"  {count:>9,}  {name[:110]}")
+
+
 class Bench:
     pass
 
@@ -660,6 +727,8 @@ def main():
     modes = parser.add_mutually_exclusive_group()
     modes.add_argument("--quick", action="store_true", help="64 connections, 3 s runs, once, 1k sessions: under a minute")
     modes.add_argument("--full", action="store_true", help="also the scaling row with 1M sessions")
+    modes.add_argument("--callgrind", action="store_true",
+                       help="instead: ModalStack's instructions per read and per write under valgrind's callgrind")
     parser.add_argument("--markdown", metavar="FILE", help="also write the tables as Markdown to FILE")
     parser.add_argument("--duration", type=float, help="seconds per wrk run (default 5; 3 with --quick)")
     parser.add_argument("--repeats", type=int, help="runs per measurement, median reported (default 3; 1 with --quick)")
@@ -729,6 +798,9 @@ def main():
 
         bench.write_offset = 0
         bench.template, bench.presentation = make_template(bench)
+        if arguments.callgrind:
+            instruction_table(bench)
+            return
         element = json.dumps(bench.presentation, separators=(",", ":"))
         main_database = os.path.join(bench.tmp, "main.sqlite")
         make_database(bench, main_database, bench.sessions)

@@ -200,9 +200,15 @@ struct Endpoints: Sendable {
         let last = changes.last?.version ?? after
         let next: JSONValue =
             last < session.version ? .string("/v1/sessions/\(sessionID)/events?after=\(last)&limit=\(limit)") : .null
-        return Responses.session(
-            200, ["events": .array(changes.flatMap(\.flatEvents)), "version": JSONValue(session.version), "next": next],
-            session)
+        var writer = JSONWriter(capacity: 4096)
+        writer.writeVerbatim(#"{"events":"#)
+        writer.write(changes.flatMap(\.flatEvents))
+        writer.writeVerbatim(#","version":"#)
+        writer.write(JSONValue(session.version))
+        writer.writeVerbatim(#","next":"#)
+        writer.write(next)
+        writer.writeVerbatim("}")
+        return Responses.sessionBody(200, writer.bytes, session)
     }
 
     private func transition(_ request: HTTPRequest) throws -> HTTPResponse {

@@ -30,6 +30,11 @@ struct RepresentationTests {
         for event in change.events {
             #expect(event.json.serialized() == event.serialized())
         }
+        for flat in change.flatEvents {
+            #expect(flat.json.serialized() == flat.serialized())
+            #expect(Array(try #require(flat.json.objectValue).keys.prefix(3)) == ["version", "at", "type"])
+            #expect(try #require(flat.json.objectValue).members.dropFirst(2).map(\.key) == flat.event.json.objectValue?.keys)
+        }
     }
 
     @Test("a session's members, in order; top is the last of the stack, written once and copied")

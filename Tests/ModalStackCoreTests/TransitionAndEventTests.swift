@@ -87,8 +87,8 @@ struct TransitionAndEventTests {
         let change = try #require(outcome.change)
         let decoded = try SessionChange(sessionID: "s", json: try JSONParser.parse(change.json.serialized()))
         #expect(decoded == change)
-        #expect(change.flatEvents.first?["version"] == JSONValue(change.version))
-        #expect(change.flatEvents.first?["type"] == "dismissed")
+        #expect(change.flatEvents.first?.json["version"] == JSONValue(change.version))
+        #expect(change.flatEvents.first?.json["type"] == "dismissed")
     }
 }
 

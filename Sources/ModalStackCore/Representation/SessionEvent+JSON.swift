@@ -1,9 +1,15 @@
 /// The JSON forms of the event log: what the API serves and what the store keeps.
 extension SessionEvent: JSONWritable {
-    /// `{"type", "presentationId"?, "presentation"?, …details}`; the details never hold those three
-    /// keys (`init(json:)` takes them out).
     public func write(to writer: inout JSONWriter) {
-        writer.writeVerbatim(#"{"type":"#)
+        writer.writeVerbatim("{")
+        writeMembers(to: &writer)
+        writer.writeVerbatim("}")
+    }
+
+    /// `"type", "presentationId"?, "presentation"?, …details`, without the braces; the details
+    /// never hold those three keys (`init(json:)` takes them out).
+    fileprivate func writeMembers(to writer: inout JSONWriter) {
+        writer.writeVerbatim(#""type":"#)
         writer.write(string: kind.rawValue)
         if let presentation {
             writer.writeVerbatim(#","presentationId":"#)
@@ -17,7 +23,6 @@ extension SessionEvent: JSONWritable {
             writer.writeVerbatim(":")
             writer.write(member.value)
         }
-        writer.writeVerbatim("}")
     }
 
     /// Reads the form `write(to:)` writes.
@@ -49,14 +54,8 @@ extension SessionChange: JSONWritable {
     }
 
     /// The log's flat form: each event with the version and time of its change.
-    public var flatEvents: [JSONValue] {
-        events.map { event in
-            var object: JSONObject = ["version": JSONValue(version), "at": .string(at.rfc3339)]
-            for member in event.json.objectValue?.members ?? [] {
-                object.append(member.key, member.value)
-            }
-            return .object(object)
-        }
+    public var flatEvents: [FlatEvent] {
+        events.map { FlatEvent(version: version, at: at, event: $0) }
     }
 
     /// Reads the form `write(to:)` writes, for the session `sessionID`.
@@ -70,5 +69,22 @@ extension SessionChange: JSONWritable {
         }
         self.init(
             sessionID: sessionID, version: Int64(version), at: at, events: decoded, stackIDs: stack.compactMap(\.stringValue))
+    }
+}
+
+/// An event in the log's flat form: `{"version", "at", "type", …}`.
+public struct FlatEvent: Sendable, JSONWritable {
+    public var version: Int64
+    public var at: Timestamp
+    public var event: SessionEvent
+
+    public func write(to writer: inout JSONWriter) {
+        writer.writeVerbatim(#"{"version":"#)
+        writer.write(JSONValue(version))
+        writer.writeVerbatim(#","at":"#)
+        writer.write(at)
+        writer.writeVerbatim(",")
+        event.writeMembers(to: &writer)
+        writer.writeVerbatim("}")
     }
 }

@@ -698,7 +698,12 @@ def instructions_per_request(bench, database, mode, sessions):
                            capture_output=True, text=True).stdout.splitlines()
     busiest, seen = [], set()
     for (count, _), name in zip(swift_functions, names):
-        if name not in seen:  # a function can appear twice: its own lines and the compiler's
+        # Wrappers repeat the function they wrap; a function can also appear twice (its own lines
+        # and the compiler's).
+        if name.startswith(("partial apply for ", "protocol witness for ", "thunk for ", "@objc ")):
+            continue
+        name = name.removeprefix("specialized ")
+        if name not in seen:
             seen.add(name)
             busiest.append((count, name))
     return total // max(requests, 1), memset, busiest[:CALLGRIND_FUNCTIONS]

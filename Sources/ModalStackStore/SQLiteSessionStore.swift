@@ -223,8 +223,12 @@ public final class SQLiteSessionStore: SessionStore {
             try saveRetired(update.retired, of: session, on: connection)
             try connection.statement("INSERT OR REPLACE INTO changes (session_id, version, record) VALUES (?, ?, ?)")
                 .run([.text(session.id), .integer(update.change.version), .text(update.change.jsonText)])
-            try connection.statement("DELETE FROM changes WHERE session_id = ? AND version <= ?")
-                .run([.text(session.id), .integer(update.change.version - Int64(eventLogSize))])
+            // A session's versions start at 1: until it passes the log's size, nothing is old enough.
+            let oldestKept = update.change.version - Int64(eventLogSize) + 1
+            if oldestKept > 1 {
+                try connection.statement("DELETE FROM changes WHERE session_id = ? AND version < ?")
+                    .run([.text(session.id), .integer(oldestKept)])
+            }
             if let response = update.response {
                 try connection.statement(
                     """

@@ -105,8 +105,9 @@ public struct Router: HTTPResponder {
             return nodes.withUnsafeBufferPointer { nodes in
                 var search = Search(nodes: nodes, path: bytes, method: method)
                 if let route = search.route(at: 0, segmentStart: 1) {
+                    // Registration keeps the names of a route distinct.
                     var parameters = [String: String](minimumCapacity: route.parameterNames.count)
-                    for (name, value) in zip(route.parameterNames, search.captures) where parameters[name] == nil {
+                    for (name, value) in zip(route.parameterNames, search.captures) {
                         parameters[name] = value
                     }
                     return .found(route.endpoint(for: method)!, template: route.template, parameters: parameters)

@@ -672,7 +672,7 @@ def instructions_per_request(bench, database, mode, sessions):
             ["valgrind", "-q", "--tool=callgrind", f"--callgrind-out-file={out_path}", bench.binary, "--host", "127.0.0.1",
              "--port", "0", "--db", database, "--threads", str(SERVER_THREADS)],
             cpus=bench.server_cpus, stderr=log_file)
-    server = Server(f"ModalStack under callgrind", wait_for_listening_line(log_path, process, timeout=120), [process])
+    server = Server("ModalStack under callgrind", wait_for_listening_line(log_path, process, timeout=120), [process])
     try:
         run_wrk(bench, server, mode, "modalstack", sessions, CALLGRIND_CONNECTIONS, 5)  # warms the working set up
         subprocess.run(["callgrind_control", "--zero", str(process.pid)], check=True, capture_output=True)

@@ -124,6 +124,16 @@ public struct JSONWriter {
         bytes.append(UInt8(ascii: "]"))
     }
 
+    /// Appends an array of strings.
+    public mutating func write(strings: [String]) {
+        bytes.append(UInt8(ascii: "["))
+        for index in strings.indices {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            write(string: strings[index])
+        }
+        bytes.append(UInt8(ascii: "]"))
+    }
+
     /// Appends a time as its RFC 3339 string, or `null`.
     public mutating func write(_ time: Timestamp?) {
         guard let time else { return append("null") }

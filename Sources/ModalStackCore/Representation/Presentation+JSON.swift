@@ -59,12 +59,9 @@ extension ModalContent {
     fileprivate func write(to writer: inout JSONWriter) {
         switch self {
         case .sheet(let options):
-            writer.writeVerbatim(#","detents":["#)
-            for (index, detent) in options.detents.enumerated() {
-                if index > 0 { writer.writeVerbatim(",") }
-                writer.write(string: detent.text)
-            }
-            writer.writeVerbatim(#"],"interactiveDismissDisabled":"#)
+            writer.writeVerbatim(#","detents":"#)
+            writer.write(strings: options.detents.map(\.text))
+            writer.writeVerbatim(#","interactiveDismissDisabled":"#)
             writer.write(.bool(options.interactiveDismissDisabled))
         case .alert(let content), .confirmationDialog(let content):
             writer.writeVerbatim(#","title":"#)

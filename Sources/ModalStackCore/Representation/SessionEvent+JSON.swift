@@ -45,12 +45,9 @@ extension SessionChange: JSONWritable {
         writer.write(at)
         writer.writeVerbatim(#","events":"#)
         writer.write(events)
-        writer.writeVerbatim(#","stack":["#)
-        for (index, id) in stackIDs.enumerated() {
-            if index > 0 { writer.writeVerbatim(",") }
-            writer.write(string: id)
-        }
-        writer.writeVerbatim("]}")
+        writer.writeVerbatim(#","stack":"#)
+        writer.write(strings: stackIDs)
+        writer.writeVerbatim("}")
     }
 
     /// The log's flat form: each event with the version and time of its change.

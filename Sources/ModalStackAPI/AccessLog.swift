@@ -56,26 +56,15 @@ public struct AccessLog: Sendable {
         writer.writeVerbatim(#","route":"#)
         writer.write(entry.route.map(JSONValue.string) ?? .null)
         writer.writeVerbatim(#","status":"#)
-        Self.appendDecimal(entry.status, to: &writer.bytes)
+        writer.bytes.append(contentsOf: String(entry.status).utf8)
         writer.writeVerbatim(#","durationMs":"#)
         Self.appendMilliseconds(entry.durationSeconds, to: &writer.bytes)
         writer.writeVerbatim(#","bytes":"#)
-        Self.appendDecimal(entry.bytes, to: &writer.bytes)
+        writer.bytes.append(contentsOf: String(entry.bytes).utf8)
         writer.writeVerbatim(#","requestId":"#)
         writer.write(entry.requestID.map(JSONValue.string) ?? .null)
         writer.writeVerbatim(entry.completed ? "}" : #","completed":false}"#)
         return writer.bytes
-    }
-
-    private static func appendDecimal(_ value: Int, to bytes: inout [UInt8]) {
-        if value < 0 { bytes.append(UInt8(ascii: "-")) }
-        let magnitude = value.magnitude
-        var divisor: UInt = 1
-        while divisor <= magnitude / 10 { divisor *= 10 }
-        repeat {
-            bytes.append(UInt8(ascii: "0") + UInt8(magnitude / divisor % 10))
-            divisor /= 10
-        } while divisor > 0
     }
 
     /// `seconds` in milliseconds with three decimals (microsecond precision), e.g. `0.042`.
@@ -85,7 +74,7 @@ public struct AccessLog: Sendable {
             return
         }
         let microseconds = Int((seconds * 1_000_000).rounded())
-        appendDecimal(microseconds / 1000, to: &bytes)
+        bytes.append(contentsOf: String(microseconds / 1000).utf8)
         let fraction = microseconds % 1000
         bytes.append(UInt8(ascii: "."))
         bytes.append(UInt8(ascii: "0") + UInt8(fraction / 100))

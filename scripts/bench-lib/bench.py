@@ -269,15 +269,16 @@ class Server:
             shutil.rmtree(self.directory, ignore_errors=True)
 
 
-def start_modalstack(bench, database, durability):
+def start_modalstack(bench, database, durability, wrapper=()):
+    """`wrapper` runs the server under another program (valgrind)."""
     log_path = os.path.join(bench.tmp, f"modalstack-{durability}-{os.path.basename(database)}.log")
     with open(log_path, "w") as log_file:
         started = time.monotonic()
         process = PROCESSES.start(
-            [bench.binary, "--host", "127.0.0.1", "--port", "0", "--db", database, "--durability", durability,
-             "--threads", str(SERVER_THREADS)],
+            list(wrapper) + [bench.binary, "--host", "127.0.0.1", "--port", "0", "--db", database,
+                             "--durability", durability, "--threads", str(SERVER_THREADS)],
             cpus=bench.server_cpus, stderr=log_file)
-    port = wait_for_listening_line(log_path, process)
+    port = wait_for_listening_line(log_path, process, timeout=120 if wrapper else 30)
     while True:
         try:
             if http(port, "GET", "/readyz")[0] == 200:
@@ -666,13 +667,9 @@ def instructions_per_request(bench, database, mode, sessions):
     machine, so it shows what a change to the code did. Returns (instructions, of them libc's
     memset, the busiest functions with their inclusive instructions per request)."""
     out_path = os.path.join(bench.tmp, f"callgrind-{mode}.out")
-    log_path = os.path.join(bench.tmp, f"callgrind-{mode}.log")
-    with open(log_path, "w") as log_file:
-        process = PROCESSES.start(
-            ["valgrind", "-q", "--tool=callgrind", f"--callgrind-out-file={out_path}", bench.binary, "--host", "127.0.0.1",
-             "--port", "0", "--db", database, "--threads", str(SERVER_THREADS)],
-            cpus=bench.server_cpus, stderr=log_file)
-    server = Server("ModalStack under callgrind", wait_for_listening_line(log_path, process, timeout=120), [process])
+    server = start_modalstack(bench, database, "normal",
+                              wrapper=["valgrind", "-q", "--tool=callgrind", f"--callgrind-out-file={out_path}"])
+    process = server.processes[0]
     try:
         run_wrk(bench, server, mode, "modalstack", sessions, CALLGRIND_CONNECTIONS, 5)  # warms the working set up
         subprocess.run(["callgrind_control", "--zero", str(process.pid)], check=True, capture_output=True)

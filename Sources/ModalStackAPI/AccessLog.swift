@@ -48,7 +48,7 @@ public struct AccessLog: Sendable {
     private func json(_ entry: Entry, level: Level) -> [UInt8] {
         var writer = JSONWriter(capacity: 256)
         writer.writeVerbatim(#"{"time":""#)
-        writer.bytes.append(contentsOf: entry.time.rfc3339.utf8)
+        entry.time.appendRFC3339(to: &writer.bytes)
         writer.writeVerbatim(#"","level":""#)
         writer.bytes.append(contentsOf: level.rawValue.utf8)
         writer.writeVerbatim(#"","msg":"request","method":"#)

@@ -9,9 +9,15 @@ struct TimestampTests {
         (Int64(1_795_978_800_999), "2026-11-29T19:00:00.999Z"),
         (Int64(-1), "1969-12-31T23:59:59.999Z"),
         (Int64(253_402_300_799_000), "9999-12-31T23:59:59.000Z"),
+        (Int64(253_402_300_800_000), "10000-01-01T00:00:00.000Z"),
     ])
     func rfc3339(milliseconds: Int64, expected: String) {
-        #expect(Timestamp(millisecondsSinceEpoch: milliseconds).rfc3339 == expected)
+        let timestamp = Timestamp(millisecondsSinceEpoch: milliseconds)
+        #expect(timestamp.rfc3339 == expected)
+        // Appended to what a writer already holds, as responses and log lines do.
+        var bytes = Array("x".utf8)
+        timestamp.appendRFC3339(to: &bytes)
+        #expect(bytes == Array("x\(expected)".utf8))
     }
 }
 

@@ -138,7 +138,7 @@ public struct JSONWriter {
     public mutating func write(_ time: Timestamp?) {
         guard let time else { return append("null") }
         bytes.append(UInt8(ascii: "\""))
-        bytes.append(contentsOf: time.rfc3339.utf8)
+        time.appendRFC3339(to: &bytes)
         bytes.append(UInt8(ascii: "\""))
     }
 

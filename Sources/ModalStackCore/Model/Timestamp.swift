@@ -13,18 +13,38 @@ public struct Timestamp: Sendable, Hashable, Comparable {
 
     /// RFC 3339 in UTC with millisecond precision.
     public var rfc3339: String {
-        let milliseconds = Int(millisecondsSinceEpoch.modulo(1000))
-        let seconds = (millisecondsSinceEpoch - Int64(milliseconds)) / 1000
-        let secondOfDay = Int(seconds.modulo(86_400))
-        let days = (seconds - Int64(secondOfDay)) / 86_400
-        let (year, month, day) = Self.civilDate(daysSinceEpoch: days)
-        guard (0...9999).contains(year) else {
-            return Self.padded(Int(year), 4) + "-" + Self.padded(month, 2) + "-" + Self.padded(day, 2) + "T"
-                + Self.padded(secondOfDay / 3600, 2) + ":" + Self.padded(secondOfDay / 60 % 60, 2) + ":"
-                + Self.padded(secondOfDay % 60, 2) + "." + Self.padded(milliseconds, 3) + "Z"
+        let fields = self.fields
+        guard (0...9999).contains(fields.year) else {
+            return Self.padded(Int(fields.year), 4) + "-" + Self.padded(fields.month, 2) + "-" + Self.padded(fields.day, 2)
+                + "T" + Self.padded(fields.secondOfDay / 3600, 2) + ":" + Self.padded(fields.secondOfDay / 60 % 60, 2) + ":"
+                + Self.padded(fields.secondOfDay % 60, 2) + "." + Self.padded(fields.milliseconds, 3) + "Z"
         }
-        // Written digit by digit into one buffer: timestamps are in every response and log line.
         return String(unsafeUninitializedCapacity: 24) { buffer in
+            fields.write(into: buffer)
+            return 24
+        }
+    }
+
+    /// Appends ``rfc3339``'s text to `bytes` without making a `String` first: timestamps are in
+    /// every response, stored row and log line.
+    public func appendRFC3339(to bytes: inout [UInt8]) {
+        let fields = self.fields
+        guard (0...9999).contains(fields.year) else { return bytes.append(contentsOf: rfc3339.utf8) }
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 24) { buffer in
+            fields.write(into: buffer)
+            bytes.append(contentsOf: buffer)
+        }
+    }
+
+    private struct Fields {
+        var year: Int64
+        var month: Int
+        var day: Int
+        var secondOfDay: Int
+        var milliseconds: Int
+
+        /// `YYYY-MM-DDTHH:MM:SS.mmmZ` into the first 24 bytes of `buffer`, digit by digit; for years 0–9999.
+        func write(into buffer: UnsafeMutableBufferPointer<UInt8>) {
             func put(_ value: Int, _ width: Int, at offset: Int) {
                 var rest = value
                 for index in (offset..<offset + width).reversed() {
@@ -41,8 +61,15 @@ public struct Timestamp: Sendable, Hashable, Comparable {
             put(milliseconds, 3, at: 20)
             (buffer[4], buffer[7], buffer[10]) = (UInt8(ascii: "-"), UInt8(ascii: "-"), UInt8(ascii: "T"))
             (buffer[13], buffer[16], buffer[19], buffer[23]) = (UInt8(ascii: ":"), UInt8(ascii: ":"), UInt8(ascii: "."), UInt8(ascii: "Z"))
-            return 24
         }
+    }
+
+    private var fields: Fields {
+        let milliseconds = Int(millisecondsSinceEpoch.modulo(1000))
+        let seconds = (millisecondsSinceEpoch - Int64(milliseconds)) / 1000
+        let secondOfDay = Int(seconds.modulo(86_400))
+        let (year, month, day) = Self.civilDate(daysSinceEpoch: (seconds - Int64(secondOfDay)) / 86_400)
+        return Fields(year: year, month: month, day: day, secondOfDay: secondOfDay, milliseconds: milliseconds)
     }
 
     /// Parses the form `rfc3339` writes (`YYYY-MM-DDTHH:MM:SS.mmmZ`, years 0000–9999); nil otherwise.

@@ -242,7 +242,7 @@ public final class SQLiteSessionStore: SessionStore {
                 ])
             }
         case .delete(let sessionID):
-            for statement in [
+            for statement: StaticString in [
                 "DELETE FROM sessions WHERE id = ?", "DELETE FROM dismissed_presentations WHERE session_id = ?",
                 "DELETE FROM changes WHERE session_id = ?", "DELETE FROM idempotent_responses WHERE scope = ?",
             ] {

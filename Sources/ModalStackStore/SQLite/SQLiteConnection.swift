@@ -4,7 +4,9 @@ import CSQLite
 final class SQLiteConnection {
     let handle: OpaquePointer
     let path: String
-    private var statements: [String: SQLiteStatement] = [:]
+    /// Prepared statements by the address of their SQL literal: hashing a pointer costs a few
+    /// instructions, hashing the text about a thousand, and a change runs five statements or more.
+    private var statements: [UnsafeRawPointer: SQLiteStatement] = [:]
 
     /// Opens (or, with `create`, creates) the database file at `path`.
     init(path: String, readOnly: Bool = false, create: Bool = false) throws(SQLiteError) {
@@ -36,27 +38,28 @@ final class SQLiteConnection {
     }
 
     /// The statement for `sql`, prepared once and reused.
-    func statement(_ sql: String) throws(SQLiteError) -> SQLiteStatement {
-        if let cached = statements[sql] { return cached }
-        let statement = try SQLiteStatement(sql, on: self)
-        statements[sql] = statement
+    func statement(_ sql: StaticString) throws(SQLiteError) -> SQLiteStatement {
+        let key = UnsafeRawPointer(sql.utf8Start)
+        if let cached = statements[key] { return cached }
+        let statement = try SQLiteStatement(sql.description, on: self)
+        statements[key] = statement
         return statement
     }
 
-    /// The first column of the first row of `sql`, as an integer (pragmas, counts).
+    /// The first column of the first row of `sql`, as an integer (pragmas, counts). Prepared for
+    /// this call only: these run at start-up and on health checks.
     func integer(_ sql: String) throws(SQLiteError) -> Int64? {
-        let statement = try statement(sql)
+        let statement = try SQLiteStatement(sql, on: self)
         try statement.bind([])
-        defer { statement.reset() }
         return try statement.step() ? statement.integer(at: 0) : nil
     }
 
     /// Runs `body` in a `BEGIN IMMEDIATE` transaction: committed if it returns, rolled back if it throws.
     func writeTransaction<Result>(_ body: () throws(SQLiteError) -> Result) throws(SQLiteError) -> Result {
-        try execute("BEGIN IMMEDIATE")
+        try statement("BEGIN IMMEDIATE").run()
         do {
             let result = try body()
-            try execute("COMMIT")
+            try statement("COMMIT").run()
             return result
         } catch {
             // A failed COMMIT (disk full) may leave the transaction open; roll back so the

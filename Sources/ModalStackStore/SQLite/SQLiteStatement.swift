@@ -72,8 +72,8 @@ final class SQLiteStatement {
     /// Runs the statement to completion with `values`, ignoring any rows.
     func run(_ values: [Value] = []) throws(SQLiteError) {
         try bind(values)
+        defer { sqlite3_reset(handle) }
         while try step() {}
-        sqlite3_reset(handle)
     }
 
     func integer(at column: Int32) -> Int64 {

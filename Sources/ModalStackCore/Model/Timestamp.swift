@@ -74,7 +74,12 @@ public struct Timestamp: Sendable, Hashable, Comparable {
 
     /// Parses the form `rfc3339` writes (`YYYY-MM-DDTHH:MM:SS.mmmZ`, years 0000–9999); nil otherwise.
     public init?(rfc3339 text: String) {
-        let bytes = Array(text.utf8)
+        var text = text
+        guard let milliseconds = text.withUTF8(Self.millisecondsSinceEpoch(rfc3339:)) else { return nil }
+        self.init(millisecondsSinceEpoch: milliseconds)
+    }
+
+    private static func millisecondsSinceEpoch(rfc3339 bytes: UnsafeBufferPointer<UInt8>) -> Int64? {
         guard bytes.count == 24, bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-"),
             bytes[10] == UInt8(ascii: "T"), bytes[13] == UInt8(ascii: ":"), bytes[16] == UInt8(ascii: ":"),
             bytes[19] == UInt8(ascii: "."), bytes[23] == UInt8(ascii: "Z")
@@ -89,12 +94,20 @@ public struct Timestamp: Sendable, Hashable, Comparable {
         }
         guard let year = number(0..<4), let month = number(5..<7), let day = number(8..<10),
             let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19),
-            let millisecond = number(20..<23), (1...12).contains(month), (1...31).contains(day), hour < 24,
-            minute < 60, second < 60
+            let millisecond = number(20..<23), (1...12).contains(month), day >= 1, day <= daysIn(month: month, of: year),
+            hour < 24, minute < 60, second < 60
         else { return nil }
-        let days = Self.daysSinceEpoch(year: year, month: month, day: day)
-        self.init(millisecondsSinceEpoch: ((days * 24 + hour) * 60 + minute) * 60_000 + second * 1000 + millisecond)
-        guard rfc3339 == text else { return nil }  // rejects dates such as February 30
+        let days = daysSinceEpoch(year: year, month: month, day: day)
+        return ((days * 24 + hour) * 60 + minute) * 60_000 + second * 1000 + millisecond
+    }
+
+    /// The number of days of `month` (1–12) in `year` of the proleptic Gregorian calendar.
+    private static func daysIn(month: Int64, of year: Int64) -> Int64 {
+        switch month {
+        case 2: year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) ? 29 : 28
+        case 4, 6, 9, 11: 30
+        default: 31
+        }
     }
 
     /// Howard Hinnant's civil-to-days algorithm (proleptic Gregorian calendar).

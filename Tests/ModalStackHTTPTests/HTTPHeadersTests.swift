@@ -43,6 +43,15 @@ import Testing
         #expect(HTTPHeaders([("A", "1"), ("B", "2")]) != HTTPHeaders([("B", "2"), ("A", "1")]))
     }
 
+    @Test func onlyASCIILettersFoldCase() {
+        let headers = HTTPHeaders([("X[1]", "brackets"), ("Été", "accented"), ("Content-Type", "json")])
+        #expect(headers["x{1}"] == nil)  // '[' and '{' differ by the same bit as 'A' and 'a'
+        #expect(headers["éTÉ"] == nil)
+        #expect(headers["Été"] == "accented")
+        #expect(headers["X-Request-Id"] == nil)  // same length as Content-Type
+        #expect(headers["cONTENT-tYPE"] == "json")
+    }
+
     @Test func namesOfDifferentLengthDoNotMatch() {
         let headers: HTTPHeaders = ["Accept": "x"]
         #expect(headers["Accept-Encoding"] == nil)

@@ -155,7 +155,7 @@ public struct JSONParser {
             let key = try parseString()
             let isDuplicate: Bool
             if object.count < linearScanLimit {
-                isDuplicate = object.members.contains { $0.key == key }
+                isDuplicate = object.index(forKey: key) != nil
             } else {
                 if keySet.isEmpty {
                     keySet = Set(object.keys)

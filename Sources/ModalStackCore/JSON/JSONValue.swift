@@ -43,17 +43,18 @@ public struct JSONObject: Sendable, Hashable {
     public var isEmpty: Bool { members.isEmpty }
     public var keys: [String] { members.map(\.key) }
 
+    /// The position of the member named `key` in ``members``.
+    public func index(forKey key: String) -> Int? {
+        members.firstIndex { $0.key == key }
+    }
+
     /// Reads a member; setting `nil` removes it, setting a value replaces it in place or appends it.
     public subscript(key: String) -> JSONValue? {
         get {
-            for member in members where member.key == key {
-                return member.value
-            }
-            return nil
+            index(forKey: key).map { members[$0].value }
         }
         set {
-            let index = members.firstIndex { $0.key == key }
-            switch (index, newValue) {
+            switch (index(forKey: key), newValue) {
             case let (index?, value?): members[index].value = value
             case let (index?, nil): members.remove(at: index)
             case let (nil, value?): members.append(Member(key: key, value: value))

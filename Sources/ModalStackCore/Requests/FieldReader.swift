@@ -47,7 +47,7 @@ struct FieldReader {
 
     /// The raw member, marked as read.
     mutating func value(_ key: String) -> JSONValue? {
-        guard let index = object.members.firstIndex(where: { $0.key == key }) else { return nil }
+        guard let index = object.index(forKey: key) else { return nil }
         consumed[index] = true
         return object.members[index].value
     }

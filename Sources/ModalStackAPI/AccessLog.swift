@@ -47,9 +47,9 @@ public struct AccessLog: Sendable {
     /// Only the method, the route and the request id can need escaping.
     private func json(_ entry: Entry, level: Level) -> [UInt8] {
         var writer = JSONWriter(capacity: 256)
-        writer.writeVerbatim(#"{"time":""#)
-        entry.time.appendRFC3339(to: &writer.bytes)
-        writer.writeVerbatim(#"","level":""#)
+        writer.writeVerbatim(#"{"time":"#)
+        writer.write(entry.time)
+        writer.writeVerbatim(#","level":""#)
         writer.bytes.append(contentsOf: level.rawValue.utf8)
         writer.writeVerbatim(#"","msg":"request","method":"#)
         writer.write(.string(entry.method))

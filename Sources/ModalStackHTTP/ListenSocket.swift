@@ -126,8 +126,8 @@ enum ListenSocket {
                 return count
             }
         }
+        guard Int32(address.pointee.sa_family) == AF_INET6 else { return nil }
         return withUnsafeTemporaryAllocation(of: CChar.self, capacity: Int(INET6_ADDRSTRLEN) + 1) { buffer -> String? in
-            guard Int32(address.pointee.sa_family) == AF_INET6 else { return nil }
             let text = address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { v6 in
                 withUnsafePointer(to: v6.pointee.sin6_addr) {
                     inet_ntop(AF_INET6, $0, buffer.baseAddress, socklen_t(buffer.count))

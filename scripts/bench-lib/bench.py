@@ -39,7 +39,9 @@ Method
     `POST …/dismiss {}` on the same session (a push, then a pop: every write is a committed change;
     see wrk.lua for how the pairs are ordered so that a dismiss never overtakes its present).
 * Scenarios: read (random sessions), write (present+dismiss pairs; LPUSH+LPOP), mix (90 % reads,
-  10 % writes), read-close (reads with `Connection: close`: a new TCP connection per request).
+  10 % writes), read-close (reads with `Connection: close`: a new TCP connection per request), and
+  for ModalStack normal health (`GET /livez`: its whole HTTP stack — routing, request id, access
+  log, metrics — with no session and no SQLite, the floor under its reads).
   Each scenario starts on a freshly started server holding the loaded sessions; within it, the
   write sequence goes on from run to run, so every session alternates present and dismiss (its
   stack, or list, holds the loaded entry plus at most the one pushed) — see wrk.lua.
@@ -52,7 +54,8 @@ Method
   HTTP statuses >= 400), the average response size (B/resp, headers included), the server's peak
   RSS (VmHWM from /proc/PID/status, reset through /proc/PID/clear_refs before each run; for the
   peer the sum of redis-server's and webdis's) and its CPU time during the run (utime + stime from
-  /proc/PID/stat; CPU % is of one core).
+  /proc/PID/stat; CPU % is of one core; CPU µs/req is that time per request answered, which
+  compares what targets spend per request even when one of them leaves its core idle).
 * Naive one-fsync-per-request baseline: no server, only what bounds one. A process on the server's
   cores appends a 1 KiB record to a file in the benchmark's directory (the databases' filesystem)
   and calls fdatasync after each, for one run's duration; a server that syncs once per request
@@ -478,6 +481,7 @@ def run_wrk(bench, server, mode, kind, sessions, connections, duration, close=Fa
         "requests": values["requests"], "rps": values["requests"] / seconds,
         "p50": values["p50_us"] / 1000, "p99": values["p99_us"] / 1000,
         "rss": peak / 1024, "cpu": cpu, "cpu_pct": 100 * cpu / seconds,
+        "cpu_us": 1e6 * cpu / max(values["requests"], 1),
         "bytes": values["bytes"] / max(values["requests"], 1),
         "other_pct": 100 * other / seconds, "steal_pct": 100 * steal / seconds, "errors": errors,
     }
@@ -495,6 +499,7 @@ SCENARIOS = {
     "write": ("write", False, "write"),
     "mix": ("mix", False, "90/10 mix"),
     "read-close": ("read", True, "read, conn/request"),
+    "health": ("health", False, "GET /livez"),
 }
 
 
@@ -577,10 +582,10 @@ def table(headers, rows, markdown, left=3):
 
 def results_table(rows, markdown):
     headers = ["target", "scenario", "conns", "req/s", "p50 ms", "p99 ms", "peak RSS MiB", "CPU s", "CPU %",
-               "other %", "steal %", "errors", "B/resp"]
+               "CPU µs/req", "other %", "steal %", "errors", "B/resp"]
     cells = [[row["target"], SCENARIOS[row["scenario"]][2], str(row["connections"]), f"{row['rps']:.0f}",
               f"{row['p50']:.2f}", f"{row['p99']:.2f}", f"{row['rss']:.1f}", f"{row['cpu']:.2f}",
-              f"{row['cpu_pct']:.0f}", f"{row['other_pct']:.0f}", f"{row['steal_pct']:.0f}", str(row["errors"]),
+              f"{row['cpu_pct']:.0f}", f"{row['cpu_us']:.1f}", f"{row['other_pct']:.0f}", f"{row['steal_pct']:.0f}", str(row["errors"]),
               f"{row['bytes']:.0f}"] for row in rows]
     return table(headers, cells, markdown)
 
@@ -640,6 +645,7 @@ def ratios(rows, scaling, connections, naive_rate):
                  + ", ".join(naive) + f" (naive: {naive_rate:.0f} syncs/s)")
     ratio("90/10 mix normal / webdis everysec", normal, everysec, None, "mix")
     ratio("90/10 mix full / webdis always", full, always, None, "mix")
+    ratio("floor: ModalStack GET /livez (no session) / ceiling", normal, ceiling, None, "health", "read")
     ratio("conn/request reads: ModalStack / ceiling", normal, ceiling, None, "read-close")
     ratio("conn/request reads: ModalStack / webdis", normal, everysec, None, "read-close")
     ratio("writes: full / normal", full, normal, None, "write")
@@ -835,7 +841,9 @@ def main():
                 startups.setdefault(durability, (server.startup, rss_kib(server.pids[0]) / 1024))
                 log(f"{server.name}: ready in {server.startup:.3f} s with {bench.sessions} sessions")
                 return server
-            scenarios = ["read", "write", "mix", "read-close"]
+            scenarios = ["read", "health", "write", "mix", "read-close"]
+            if durability == "full":
+                scenarios.remove("health")  # the same stack as normal's: no SQLite involved
             if bench.quick and durability == "full":
                 scenarios = ["write", "mix"]  # reads do not depend on the durability
             rows += measure(bench, start, "modalstack", scenarios, bench.sessions, f"ModalStack {durability}")

@@ -5,6 +5,8 @@
 -- MODE   read   every request reads one session picked at random among SESSIONS
 --        write  present+dismiss pairs (see below), nothing else
 --        mix    WRITE_PERCENT % writes (default 10) from the same sequence, the rest random reads
+--        health GET /livez: ModalStack's whole HTTP stack (routing, request id, access log,
+--               metrics) without a session, the floor under its reads
 -- KIND   modalstack  GET /v1/sessions/bench-N; POST …/presentations then POST …/dismiss {}
 --        webdis      GET /LRANGE/bench-N/0/-1; GET /LPUSH/bench-N/<the same JSON> then GET /LPOP/bench-N
 --        fixed       the ceiling: the modalstack read path (the server ignores it)
@@ -90,6 +92,7 @@ function request()
       return read()
    end
    if mode == "write" then return write() end
+   if mode == "health" then return wrk.format("GET", "/livez", headers_get) end
    if mode == "mix" and math.random(1, 100) <= write_percent then return write() end
    return read()
 end

@@ -379,11 +379,14 @@ final class RequestDispatcher: Sendable {
 
     // MARK: libmicrohttpd values
 
-    /// Rejects names and values that would break the response framing (header injection).
+    /// Rejects names and values that would break the response framing (header injection). Reads
+    /// the bytes in place: this runs for every header of every response.
     private static func isValidHeader(name: String, value: String) -> Bool {
-        !name.isEmpty
-            && name.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: ":") }
-            && value.utf8.allSatisfy { $0 != 0x0D && $0 != 0x0A && $0 != 0 }
+        var name = name
+        var value = value
+        return !name.isEmpty
+            && name.withUTF8 { $0.allSatisfy { $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: ":") } }
+            && value.withUTF8 { !$0.contains { $0 == 0x0D || $0 == 0x0A || $0 == 0 } }
     }
 
     /// Through `withCString`, which lends a native string's own bytes; passing a `String` as a

@@ -45,44 +45,48 @@ public struct AccessLog: Sendable {
 
     /// Written piece by piece rather than through a `JSONObject`: this runs for every request.
     /// Only the method, the route and the request id can need escaping.
-    private func json(_ entry: Entry, level: Level) -> [UInt8] {
+    func json(_ entry: Entry, level: Level) -> [UInt8] {
         var writer = JSONWriter(capacity: 256)
         writer.writeVerbatim(#"{"time":"#)
         writer.write(entry.time)
         writer.writeVerbatim(#","level":""#)
         writer.bytes.append(contentsOf: level.rawValue.utf8)
         writer.writeVerbatim(#"","msg":"request","method":"#)
-        writer.write(.string(entry.method))
+        writer.write(string: entry.method)
         writer.writeVerbatim(#","route":"#)
-        writer.write(entry.route.map(JSONValue.string) ?? .null)
+        Self.write(entry.route, to: &writer)
         writer.writeVerbatim(#","status":"#)
-        writer.bytes.append(contentsOf: String(entry.status).utf8)
+        writer.write(integer: Int64(entry.status))
         writer.writeVerbatim(#","durationMs":"#)
-        Self.appendMilliseconds(entry.durationSeconds, to: &writer.bytes)
+        Self.writeMilliseconds(entry.durationSeconds, to: &writer)
         writer.writeVerbatim(#","bytes":"#)
-        writer.bytes.append(contentsOf: String(entry.bytes).utf8)
+        writer.write(integer: Int64(entry.bytes))
         writer.writeVerbatim(#","requestId":"#)
-        writer.write(entry.requestID.map(JSONValue.string) ?? .null)
+        Self.write(entry.requestID, to: &writer)
         writer.writeVerbatim(entry.completed ? "}" : #","completed":false}"#)
         return writer.bytes
     }
 
-    /// `seconds` in milliseconds with three decimals (microsecond precision), e.g. `0.042`.
-    private static func appendMilliseconds(_ seconds: Double, to bytes: inout [UInt8]) {
-        guard seconds.isFinite, seconds >= 0, seconds < 1e9 else {
-            bytes.append(UInt8(ascii: "0"))
-            return
-        }
-        let microseconds = Int((seconds * 1_000_000).rounded())
-        bytes.append(contentsOf: String(microseconds / 1000).utf8)
-        let fraction = microseconds % 1000
-        bytes.append(UInt8(ascii: "."))
-        bytes.append(UInt8(ascii: "0") + UInt8(fraction / 100))
-        bytes.append(UInt8(ascii: "0") + UInt8(fraction / 10 % 10))
-        bytes.append(UInt8(ascii: "0") + UInt8(fraction % 10))
+    private static func write(_ string: String?, to writer: inout JSONWriter) {
+        if let string { writer.write(string: string) } else { writer.writeVerbatim("null") }
     }
 
-    private func logfmt(_ entry: Entry, level: Level) -> String {
+    /// `seconds` in milliseconds with three decimals (microsecond precision), e.g. `0.042`.
+    private static func writeMilliseconds(_ seconds: Double, to writer: inout JSONWriter) {
+        guard seconds.isFinite, seconds >= 0, seconds < 1e9 else {
+            writer.writeVerbatim("0")
+            return
+        }
+        let microseconds = Int64((seconds * 1_000_000).rounded())
+        writer.write(integer: microseconds / 1000)
+        let fraction = microseconds % 1000
+        writer.bytes.append(UInt8(ascii: "."))
+        writer.bytes.append(UInt8(ascii: "0") + UInt8(fraction / 100))
+        writer.bytes.append(UInt8(ascii: "0") + UInt8(fraction / 10 % 10))
+        writer.bytes.append(UInt8(ascii: "0") + UInt8(fraction % 10))
+    }
+
+    func logfmt(_ entry: Entry, level: Level) -> String {
         var fields = [
             "time=\(entry.time.rfc3339)", "level=\(level.rawValue)", "msg=request", "method=\(entry.method)",
             "route=\(Self.quoted(entry.route ?? "unmatched"))", "status=\(entry.status)",
@@ -94,9 +98,9 @@ public struct AccessLog: Sendable {
     }
 
     private static func milliseconds(_ seconds: Double) -> String {
-        var text: [UInt8] = []
-        appendMilliseconds(seconds, to: &text)
-        return String(decoding: text, as: UTF8.self)
+        var writer = JSONWriter(capacity: 16)
+        writeMilliseconds(seconds, to: &writer)
+        return String(decoding: writer.bytes, as: UTF8.self)
     }
 
     private static func quoted(_ value: String) -> String {

@@ -204,7 +204,7 @@ struct Endpoints: Sendable {
         writer.writeVerbatim(#"{"events":"#)
         writer.write(changes.flatMap(\.flatEvents))
         writer.writeVerbatim(#","version":"#)
-        writer.write(JSONValue(session.version))
+        writer.write(integer: session.version)
         writer.writeVerbatim(#","next":"#)
         writer.write(next)
         writer.writeVerbatim("}")

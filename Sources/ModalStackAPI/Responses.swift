@@ -60,7 +60,7 @@ enum Responses {
             writer.write(presentation)
             if let position {
                 writer.writeVerbatim(#","position":"#)
-                writer.write(JSONValue(position))
+                writer.write(integer: Int64(position))
             }
         case .dismissed(let presentations):
             writer.writeVerbatim(#"{"dismissed":"#)

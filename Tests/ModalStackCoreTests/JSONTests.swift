@@ -453,6 +453,16 @@ struct JSONWriterTests {
         #expect(writer.bytes == Array(#"1"a"[null]"#.utf8))
     }
 
+    @Test(arguments: [0, 7, -1, 10, -10, 99, 100, 1_234_567_890, Int64.max, Int64.min, Int64.min + 1])
+    func writesIntegersAsJSONValueDoes(integer: Int64) {
+        var writer = JSONWriter(capacity: 2)
+        writer.writeVerbatim("[")
+        writer.write(integer: integer)
+        writer.writeVerbatim("]")
+        #expect(String(decoding: writer.bytes, as: UTF8.self) == "[\(integer)]")
+        #expect(writer.bytes == JSONValue.array([JSONValue(integer)]).serialized())
+    }
+
     @Test(arguments: [0.1, -2.5, 1e-7, 1e300, .leastNonzeroMagnitude, 123_456_789.125, 1e15, 1e16, -0.0])
     func writesDoublesAsParseableNumbers(double: Double) throws {
         let parsed = try JSONParser.parse(JSONValue(double).jsonText)

@@ -134,6 +134,26 @@ public struct JSONWriter {
         bytes.append(UInt8(ascii: "]"))
     }
 
+    /// Appends an integer in decimal, as `JSONValue(integer)` would be written, without making its
+    /// text a `String` first.
+    public mutating func write(integer: Int64) {
+        // A sign and 19 digits at most (Int64.min).
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
+            var magnitude = integer.magnitude
+            var start = digits.count
+            repeat {
+                start -= 1
+                digits[start] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+            } while magnitude > 0
+            if integer < 0 {
+                start -= 1
+                digits[start] = UInt8(ascii: "-")
+            }
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: digits[start...]))
+        }
+    }
+
     /// Appends a time as its RFC 3339 string, or `null`.
     public mutating func write(_ time: Timestamp?) {
         guard let time else { return append("null") }

@@ -40,7 +40,7 @@ extension SessionChange: JSONWritable {
     /// `{"version", "at", "events": […], "stack": [ids]}`
     public func write(to writer: inout JSONWriter) {
         writer.writeVerbatim(#"{"version":"#)
-        writer.write(JSONValue(version))
+        writer.write(integer: version)
         writer.writeVerbatim(#","at":"#)
         writer.write(at)
         writer.writeVerbatim(#","events":"#)
@@ -77,7 +77,7 @@ public struct FlatEvent: Sendable, JSONWritable {
 
     public func write(to writer: inout JSONWriter) {
         writer.writeVerbatim(#"{"version":"#)
-        writer.write(JSONValue(version))
+        writer.write(integer: version)
         writer.writeVerbatim(#","at":"#)
         writer.write(at)
         writer.writeVerbatim(",")

@@ -11,7 +11,7 @@ public struct HTTPRequest: Sendable {
     /// The request body (empty when none was sent).
     public var body: [UInt8]
     /// The `{name}` segments of the matched route, percent-decoded; filled by ``Router``.
-    public var pathParameters: [String: String]
+    public var pathParameters: PathParameters
     /// The pattern of the matched route, e.g. `"/v1/sessions/{sessionId}"`; filled by ``Router``.
     public var routeTemplate: String?
     /// The peer's IP address (`"127.0.0.1"`, `"::1"`), when known.
@@ -36,7 +36,7 @@ public struct HTTPRequest: Sendable {
         self.query = query
         self.headers = headers
         self.body = body
-        self.pathParameters = [:]
+        self.pathParameters = PathParameters()
         self.routeTemplate = nil
         self.remoteAddress = remoteAddress
         self.requestID = requestID

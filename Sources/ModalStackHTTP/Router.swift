@@ -44,7 +44,7 @@ public struct Router: HTTPResponder {
     }
 
     enum Match {
-        case found(Endpoint, template: String, parameters: [String: String])
+        case found(Endpoint, template: String, parameters: PathParameters)
         case methodNotAllowed(allowed: [String])
         case notFound
     }
@@ -106,10 +106,7 @@ public struct Router: HTTPResponder {
                 var search = Search(nodes: nodes, path: bytes, method: method)
                 if let route = search.route(at: 0, segmentStart: 1) {
                     // Registration keeps the names of a route distinct.
-                    var parameters = [String: String](minimumCapacity: route.parameterNames.count)
-                    for (name, value) in zip(route.parameterNames, search.captures) {
-                        parameters[name] = value
-                    }
+                    let parameters = PathParameters(names: route.parameterNames, values: search.captures)
                     return .found(route.endpoint(for: method)!, template: route.template, parameters: parameters)
                 }
                 if let route = search.firstPathMatch {

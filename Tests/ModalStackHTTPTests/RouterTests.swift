@@ -31,6 +31,20 @@ import Testing
                 == "presentation /v1/sessions/{sessionId}/presentations/{presentationId} presentationId=p/2,sessionId=s 1")
     }
 
+    @Test func pathParametersAreFoundByNameAndListedInPatternOrder() {
+        var router = makeRouter()
+        router.add("GET", "/a/{z}/b/{a}") { request in
+            let parameters = request.pathParameters
+            let names = parameters.map(\.key).joined(separator: ",")
+            let text = "\(parameters["z"] ?? "-") \(parameters["a"] ?? "-") \(parameters["b"] ?? "nil") \(parameters.count) \(names)"
+            return HTTPResponse(status: 200, body: Array(text.utf8))
+        }
+        router.add("GET", "/plain", echoing("plain"))
+        #expect(text(answer(router, "GET", "/a/1/b/2")) == "1 2 nil 2 z,a")
+        #expect(text(answer(router, "GET", "/plain")) == "plain /plain ")
+        #expect(HTTPRequest(method: "GET", path: "/").pathParameters["z"] == nil)
+    }
+
     @Test func literalSegmentsWinAndMatchingBacktracks() {
         var router = makeRouter()
         router.add("GET", "/items/{id}", echoing("param"))
@@ -110,7 +124,7 @@ import Testing
             return
         }
         #expect(template == "/v1/sessions/{sessionId}")
-        #expect(parameters == ["sessionId": "abc"])
+        #expect(parameters.map { "\($0.key)=\($0.value)" } == ["sessionId=abc"])
     }
 
     @Test func theMatchedTemplateIsNotedOnTheReplyForTheCompletionHook() {

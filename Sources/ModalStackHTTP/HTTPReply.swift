@@ -16,9 +16,14 @@ public final class HTTPReply: Sendable {
         case callback(@Sendable (HTTPResponse) -> Void, onWrite: @Sendable ([UInt8]) -> Void)
     }
 
+    /// What the lock guards: the answer's state, and the route template the completion hook reports.
+    private struct State {
+        var machine: ReplyStateMachine
+        var routeTemplate: String?
+    }
+
     private let destination: Destination
-    private let machine: LockedValue<ReplyStateMachine>
-    private let matchedTemplate = LockedValue<String?>(nil)
+    private let state: LockedValue<State>
 
     /// A reply that is not attached to a connection, for driving a responder without a socket
     /// (tests, in-process calls).
@@ -32,12 +37,12 @@ public final class HTTPReply: Sendable {
         onWrite: @escaping @Sendable ([UInt8]) -> Void = { _ in }
     ) {
         destination = .callback(onSend, onWrite: onWrite)
-        machine = LockedValue(ReplyStateMachine(state: .suspended))
+        state = LockedValue(State(machine: ReplyStateMachine(state: .suspended)))
     }
 
     init(connection: ConnectionHandle, streams: StreamSettings) {
         destination = .connection(connection, streams)
-        machine = LockedValue(ReplyStateMachine())
+        state = LockedValue(State(machine: ReplyStateMachine()))
     }
 
     /// Sends `response`; only the first answer has an effect.
@@ -68,8 +73,8 @@ public final class HTTPReply: Sendable {
     /// Delivers the first answer; returns whether this one was taken.
     @discardableResult
     private func answer(_ answer: ReplyStateMachine.Answer) -> Bool {
-        let (taken, callbackAnswer) = machine.withLock { machine -> (Bool, ReplyStateMachine.Answer?) in
-            switch machine.send(answer) {
+        let (taken, callbackAnswer) = state.withLock { state -> (Bool, ReplyStateMachine.Answer?) in
+            switch state.machine.send(answer) {
             case .ignored:
                 return (false, nil)
             case .none:
@@ -100,7 +105,7 @@ public final class HTTPReply: Sendable {
 
     /// Whether a response was sent or a stream started.
     public var isAnswered: Bool {
-        machine.withLock { $0.isAnswered }
+        state.withLock { $0.machine.isAnswered }
     }
 
     /// The pattern of the route that took the request, set by ``Router`` before it calls the handler.
@@ -109,27 +114,27 @@ public final class HTTPReply: Sendable {
     /// a value, and the router annotates its own copy), so the route template travels here to
     /// ``CompletedRequest/routeTemplate``.
     var routeTemplate: String? {
-        get { matchedTemplate.withLock { $0 } }
-        set { matchedTemplate.withLock { $0 = newValue } }
+        get { state.withLock { $0.routeTemplate } }
+        set { state.withLock { $0.routeTemplate = newValue } }
     }
 
     // MARK: Worker-thread events (see ReplyStateMachine)
 
     func respondReturned() -> ReplyStateMachine.ReturnAction {
-        machine.withLock { $0.respondReturned() }
+        state.withLock { $0.machine.respondReturned() }
     }
 
     func suspendCompleted() -> ReplyStateMachine.SuspendAction {
-        machine.withLock { $0.suspendCompleted() }
+        state.withLock { $0.machine.suspendCompleted() }
     }
 
     func resumed() -> ReplyStateMachine.Answer? {
-        machine.withLock { $0.resumed() }
+        state.withLock { $0.machine.resumed() }
     }
 
     /// The request is over; returns the stream the reply started, if any (once).
     func close() -> HTTPStream? {
-        machine.withLock { $0.close() }
+        state.withLock { $0.machine.close() }
     }
 }
 

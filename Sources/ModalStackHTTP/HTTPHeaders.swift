@@ -63,10 +63,20 @@ public struct HTTPHeaders: Sendable, Equatable {
             && zip(lhs.fields, rhs.fields).allSatisfy { $0.name == $1.name && $0.value == $1.value }
     }
 
-    /// ASCII case-insensitive comparison without allocating lowercased copies.
+    /// ASCII case-insensitive comparison without allocating lowercased copies; reads the names'
+    /// bytes in place (a write request looks up a dozen names).
     static func namesMatch(_ lhs: String, _ rhs: String) -> Bool {
-        lhs.utf8.count == rhs.utf8.count
-            && lhs.utf8.elementsEqual(rhs.utf8) { $0 == $1 || asciiLowercased($0) == asciiLowercased($1) }
+        guard lhs.utf8.count == rhs.utf8.count else { return false }
+        var lhs = lhs
+        var rhs = rhs
+        return lhs.withUTF8 { lhs in
+            rhs.withUTF8 { rhs in
+                for index in lhs.indices where lhs[index] != rhs[index] {
+                    guard asciiLowercased(lhs[index]) == asciiLowercased(rhs[index]) else { return false }
+                }
+                return true
+            }
+        }
     }
 
     private static func asciiLowercased(_ byte: UInt8) -> UInt8 {

@@ -20,7 +20,8 @@ public struct Router: HTTPResponder {
 
     /// One node per path segment position; a trie shared by all routes.
     struct Node: Sendable {
-        var literals: [(segment: String, child: Int)] = []
+        /// Literal segments as bytes, compared with the raw path's bytes.
+        var literals: [(segment: [UInt8], child: Int)] = []
         var parameterChild: Int?
         /// Set when a pattern ends here.
         var route: Route?
@@ -139,7 +140,7 @@ public struct Router: HTTPResponder {
             let end = path[start...].firstIndex(of: UInt8(ascii: "/")) ?? path.count
             let segment = UnsafeBufferPointer(rebasing: path[start..<end])
             let next = end < path.count ? end + 1 : nil
-            for literal in nodes[index].literals where literal.segment.utf8.elementsEqual(segment) {
+            for literal in nodes[index].literals where literal.segment.count == segment.count && literal.segment.elementsEqual(segment) {
                 if let found = route(at: literal.child, segmentStart: next) { return found }
             }
             if let child = nodes[index].parameterChild, !segment.isEmpty,
@@ -176,11 +177,11 @@ public struct Router: HTTPResponder {
             } else {
                 precondition(!segment.contains("{") && !segment.contains("}"),
                              "route pattern \"\(pattern)\" has braces inside segment \"\(segment)\"")
-                if let literal = nodes[index].literals.first(where: { $0.segment == segment }) {
+                if let literal = nodes[index].literals.first(where: { $0.segment.elementsEqual(segment.utf8) }) {
                     index = literal.child
                 } else {
                     nodes.append(Node())
-                    nodes[index].literals.append((String(segment), nodes.count - 1))
+                    nodes[index].literals.append((Array(segment.utf8), nodes.count - 1))
                     index = nodes.count - 1
                 }
             }

@@ -30,17 +30,22 @@ public struct Router: HTTPResponder {
     struct Route: Sendable {
         let template: String
         let parameterNames: [String]
-        var endpoints: [String: Endpoint] = [:]
+        /// A route has a handful of methods: found by comparing, not hashing, for every request.
+        var endpoints: [(method: String, endpoint: Endpoint)] = []
 
         /// The methods for an `Allow` header: registered ones, plus `HEAD` when `GET` is there; sorted.
         var allowedMethods: [String] {
-            var methods = Set(endpoints.keys)
+            var methods = Set(endpoints.map(\.method))
             if methods.contains("GET") { methods.insert("HEAD") }
             return methods.sorted()
         }
 
         func endpoint(for method: String) -> Endpoint? {
-            endpoints[method] ?? (method == "HEAD" ? endpoints["GET"] : nil)
+            registered(method) ?? (method == "HEAD" ? registered("GET") : nil)
+        }
+
+        func registered(_ method: String) -> Endpoint? {
+            endpoints.first { $0.method == method }?.endpoint
         }
     }
 
@@ -189,8 +194,8 @@ public struct Router: HTTPResponder {
         var route = nodes[index].route ?? Route(template: pattern, parameterNames: parameterNames)
         precondition(route.parameterNames == parameterNames,
                      "route pattern \"\(pattern)\" names its parameters unlike \"\(route.template)\"")
-        precondition(route.endpoints[method] == nil, "route \(method) \(pattern) is registered twice")
-        route.endpoints[method] = endpoint
+        precondition(route.registered(method) == nil, "route \(method) \(pattern) is registered twice")
+        route.endpoints.append((method, endpoint))
         nodes[index].route = route
     }
 }

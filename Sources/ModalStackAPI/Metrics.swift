@@ -19,16 +19,25 @@ final class Metrics: Sendable {
         }
     }
 
-    private struct RequestKey: Hashable {
-        let method: String
-        let route: String
-        /// 2 for 2xx, and so on.
-        let statusClass: Int
+    /// A route's requests: counted by method and status class, timed together.
+    private struct RouteRequests {
+        /// (method, 2 for 2xx and so on, count): a route sees a handful of these.
+        var counts: [(method: String, statusClass: Int, count: UInt64)] = []
+        var durations = Histogram()
+
+        mutating func record(method: String, statusClass: Int, seconds: Double) {
+            if let index = counts.firstIndex(where: { $0.method == method && $0.statusClass == statusClass }) {
+                counts[index].count += 1
+            } else {
+                counts.append((method, statusClass, 1))
+            }
+            durations.observe(seconds)
+        }
     }
 
     private struct State {
-        var requests: [RequestKey: UInt64] = [:]
-        var durations: [String: Histogram] = [:]
+        /// By route template; one lookup per request.
+        var routes: [String: RouteRequests] = [:]
         var commits = Histogram()
         var presentationEvents: [SessionEvent.Kind: UInt64] = [:]
     }
@@ -40,8 +49,7 @@ final class Metrics: Sendable {
     func recordRequest(method: String, route: String?, status: Int, seconds: Double) {
         let route = route ?? "unmatched"
         state.withLock { state in
-            state.requests[RequestKey(method: method, route: route, statusClass: status / 100), default: 0] += 1
-            state.durations[route, default: Histogram()].observe(seconds)
+            state.routes[route, default: RouteRequests()].record(method: method, statusClass: status / 100, seconds: seconds)
         }
     }
 
@@ -63,13 +71,16 @@ final class Metrics: Sendable {
         var text = ""
         text += "# HELP modalstack_http_requests_total HTTP requests answered, by method, route template and status class.\n"
         text += "# TYPE modalstack_http_requests_total counter\n"
-        for (key, count) in state.requests.sorted(by: { "\($0.key)" < "\($1.key)" }) {
-            text += "modalstack_http_requests_total{method=\"\(key.method)\",route=\"\(key.route)\",status=\"\(key.statusClass)xx\"} \(count)\n"
+        let counts = state.routes.flatMap { route, requests in
+            requests.counts.map { (method: $0.method, route: route, statusClass: $0.statusClass, count: $0.count) }
+        }
+        for series in counts.sorted(by: { ($0.method, $0.route, $0.statusClass) < ($1.method, $1.route, $1.statusClass) }) {
+            text += "modalstack_http_requests_total{method=\"\(series.method)\",route=\"\(series.route)\",status=\"\(series.statusClass)xx\"} \(series.count)\n"
         }
         text += "# HELP modalstack_http_request_duration_seconds Time from the request to its answer, by route template.\n"
         text += "# TYPE modalstack_http_request_duration_seconds histogram\n"
-        for (route, histogram) in state.durations.sorted(by: { $0.key < $1.key }) {
-            text += Self.render(histogram, name: "modalstack_http_request_duration_seconds", labels: "route=\"\(route)\",")
+        for (route, requests) in state.routes.sorted(by: { $0.key < $1.key }) {
+            text += Self.render(requests.durations, name: "modalstack_http_request_duration_seconds", labels: "route=\"\(route)\",")
         }
         text += "# HELP modalstack_db_commit_duration_seconds Time to commit a change to SQLite.\n"
         text += "# TYPE modalstack_db_commit_duration_seconds histogram\n"

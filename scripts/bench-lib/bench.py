@@ -841,11 +841,12 @@ def main():
                 startups.setdefault(durability, (server.startup, rss_kib(server.pids[0]) / 1024))
                 log(f"{server.name}: ready in {server.startup:.3f} s with {bench.sessions} sessions")
                 return server
-            scenarios = ["read", "health", "write", "mix", "read-close"]
-            if durability == "full":
-                scenarios.remove("health")  # the same stack as normal's: no SQLite involved
-            if bench.quick and durability == "full":
+            if durability == "normal":
+                scenarios = ["read", "health", "write", "mix", "read-close"]
+            elif bench.quick:
                 scenarios = ["write", "mix"]  # reads do not depend on the durability
+            else:
+                scenarios = ["read", "write", "mix", "read-close"]  # health: no SQLite, as in normal
             rows += measure(bench, start, "modalstack", scenarios, bench.sessions, f"ModalStack {durability}")
 
         scaling = []

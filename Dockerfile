@@ -1,6 +1,7 @@
 # syntax=docker/dockerfile:1
-# Build: the Swift 6 toolchain on Debian 12, the binary linked with the static Swift stdlib.
-FROM swift:6.3-bookworm AS build
+# Build: the Swift toolchain the project is tested with (6.3.1; the 6.3-bookworm tag moves with
+# patch releases) on Debian 12, the binary linked with the static Swift stdlib.
+FROM swift:6.3.1-bookworm AS build
 # Debian 12 is a stable release: its security updates should flow in, so versions are not pinned.
 # hadolint ignore=DL3008
 RUN apt-get update \
@@ -9,8 +10,12 @@ RUN apt-get update \
 WORKDIR /src
 COPY Package.swift openapi.yaml ./
 COPY Sources ./Sources
+# The manifest declares the test targets and SwiftPM refuses it when their folders are missing;
+# they are not compiled. Copying them keeps one plain manifest for every build.
+COPY Tests ./Tests
+# Stripped: the runtime image has no Swift backtracer to symbolicate a crash with anyway.
 RUN swift build -c release --product modalstack --static-swift-stdlib \
-    && install -D .build/release/modalstack /out/modalstack
+    && install -D --strip .build/release/modalstack /out/modalstack
 
 # Run: slim Debian 12 with only the two C runtime libraries, as a non-root user.
 FROM debian:bookworm-slim

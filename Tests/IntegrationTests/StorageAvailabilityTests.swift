@@ -21,17 +21,20 @@ struct StorageAvailabilityTests {
         static let available: ReadOnlyMethod? = {
             guard geteuid() == 0 else { return .permissions }
             guard let chattr = findExecutable("chattr") else { return nil }
-            // chattr needs CAP_LINUX_IMMUTABLE and a file system that supports the flag (ext4, xfs, btrfs).
+            // chattr needs CAP_LINUX_IMMUTABLE and a file system that supports the flag (ext4, xfs,
+            // btrfs). The server's descriptors are open before the flag is set, so the probe writes
+            // through one opened before it too: tmpfs takes the flag but lets such writes through.
             let probe = NSTemporaryDirectory() + "modalstack-chattr-probe-" + UUID().uuidString
             guard FileManager.default.createFile(atPath: probe, contents: Data("x".utf8)) else { return nil }
+            let fd = open(probe, O_WRONLY)
             defer {
+                if fd >= 0 { close(fd) }
                 _ = try? runProgram(chattr, ["-i", probe])
                 try? FileManager.default.removeItem(atPath: probe)
             }
-            guard (try? runProgram(chattr, ["+i", probe]))?.status == 0 else { return nil }
-            let fd = open(probe, O_WRONLY)
-            if fd >= 0 { close(fd) }
-            return fd < 0 ? .immutable(chattr: chattr) : nil
+            guard fd >= 0, (try? runProgram(chattr, ["+i", probe]))?.status == 0 else { return nil }
+            let written = "y".withCString { write(fd, $0, 1) }
+            return written < 0 ? .immutable(chattr: chattr) : nil
         }()
     }
 

@@ -46,7 +46,7 @@ enum MHDCallbacks {
                 Unmanaged<RequestDeadlines.Entry>.fromOpaque($0).takeRetainedValue()
             }
             socketContext.pointee = nil
-            dispatcher.connectionClosed(entry)
+            dispatcher.connectionClosed(entry, socket: modalstack_mhd_connection_socket(connection))
         @unknown default: break
         }
     }

@@ -196,6 +196,7 @@ public final class HTTPServer: Sendable {
         // Also closes the listen socket.
         MHD_stop_daemon(running.daemon)
         dispatcher.hangUpWatcher.stop()
+        dispatcher.halfCloseWatcher.stop()
         dispatcher.requestDeadlines.stop()
         Unmanaged.passUnretained(dispatcher).release()
         lifecycle.withLock { $0 = .stopped }
@@ -205,7 +206,9 @@ public final class HTTPServer: Sendable {
         let listenSocket = try ListenSocket.open(host: configuration.host, port: configuration.port, backlog: 511)
         do {
             try dispatcher.hangUpWatcher.start()
+            try dispatcher.halfCloseWatcher.start()
         } catch {
+            dispatcher.hangUpWatcher.stop()
             Glibc.close(listenSocket)
             throw error
         }
@@ -243,6 +246,7 @@ public final class HTTPServer: Sendable {
         guard let daemon else {
             Unmanaged.passUnretained(dispatcher).release()
             dispatcher.hangUpWatcher.stop()
+            dispatcher.halfCloseWatcher.stop()
             Glibc.close(listenSocket)
             throw HTTPServerError(
                 .daemonFailed,

@@ -19,6 +19,8 @@ final class RequestDispatcher: Sendable {
     let hangUpWatcher = HangUpWatcher()
     /// Drops connections that do not send their request in time; runs while the daemon runs.
     let requestDeadlines: RequestDeadlines
+    /// Makes libmicrohttpd notice clients that half-close; runs while the daemon runs.
+    let halfCloseWatcher = HalfCloseWatcher()
     private let responder: any HTTPResponder
     private let rejections: @Sendable (HTTPRejection) -> HTTPResponse
     /// Suspended requests and open streams, which must be ended (and so resumed) before the daemon
@@ -205,12 +207,14 @@ final class RequestDispatcher: Sendable {
     /// A connection was set up; returns its deadline entry, if deadlines are on.
     func connectionOpened(socket: Int32) -> RequestDeadlines.Entry? {
         openConnections.wrappingAdd(1, ordering: .relaxed)
+        halfCloseWatcher.connectionOpened(socket: socket)
         return requestDeadlines.connectionOpened(socket: socket)
     }
 
     /// libmicrohttpd is about to close a connection (and its socket).
-    func connectionClosed(_ entry: RequestDeadlines.Entry?) {
+    func connectionClosed(_ entry: RequestDeadlines.Entry?, socket: Int32) {
         openConnections.wrappingSubtract(1, ordering: .relaxed)
+        halfCloseWatcher.connectionClosed(socket: socket)
         if let entry { requestDeadlines.connectionClosed(entry) }
     }
 

@@ -188,6 +188,53 @@ struct HostileInputTests {
         #expect(session.status == 404 || session.json["version"]?.intValue == 1)
     }
 
+    @Test("a client that half-closes is dropped at once, not at the connection timeout: in its headers, in its body, or after a whole request (once answered)")
+    func halfClosedDroppedAtOnce() throws {
+        // A timeout far beyond the wait below: a connection closed in time was not closed by it.
+        let server = try ServerProcess(arguments: ["--connection-timeout", "30"])
+        let id = uniqueSessionID("cut")
+        let requests: [(kind: String, bytes: [UInt8], answered: Bool)] = [
+            ("headers cut off", Array("GET /livez HTTP/1.1\r\nHost: x\r\nX-Cut: abc".utf8), false),
+            (
+                "a body shorter than its Content-Length",
+                HostileRequest.request(
+                    "POST", "/v1/sessions/\(id)/presentations", headers: ["Content-Type: application/json"],
+                    body: Array(#"{"destination""#.utf8), contentLength: 100),
+                false
+            ),
+            ("a whole request", Array("GET /livez HTTP/1.1\r\nHost: x\r\n\r\n".utf8), true),
+        ]
+        for request in requests {
+            var connections: [RawConnection] = []
+            for _ in 0..<40 {
+                let connection = try RawConnection(port: server.port)
+                connection.write(request.bytes)
+                connection.shutdownWrite()
+                connections.append(connection)
+            }
+            // 5 s for all of them, and at least 0.1 s each to show a close already made.
+            let deadline = ContinuousClock.now.advanced(by: .seconds(5))
+            var stillOpen = 0
+            var answered = 0
+            for connection in connections {
+                let left = ContinuousClock.now.duration(to: deadline).components
+                let received: [UInt8]
+                switch connection.readUntilClosed(seconds: max(0.1, Double(left.seconds) + Double(left.attoseconds) / 1e18)) {
+                case .closed(let bytes): received = bytes
+                case .timedOut(let bytes):
+                    received = bytes
+                    stillOpen += 1
+                }
+                if RawResponse(received)?.status == 200 { answered += 1 }
+            }
+            #expect(stillOpen == 0, "\(request.kind): \(stillOpen) of 40 half-closed connections still open after 5 s")
+            if request.answered {
+                #expect(answered == 40, "\(request.kind): \(answered) of 40 answered")
+            }
+        }
+        #expect(try server.client().call("GET", "/v1/sessions/\(id)").status == 404)
+    }
+
     /// Normal traffic, so that allocator pools and SQLite's cache are warm before a baseline.
     private func warmUp(_ server: ServerProcess, controlID: String?) throws {
         let client = server.client()

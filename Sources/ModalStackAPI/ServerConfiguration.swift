@@ -57,6 +57,8 @@ public struct ServerConfiguration: Sendable, Equatable {
             let value: String
             if let inlineValue {
                 value = inlineValue
+            } else if let alone = setting.valueWhenAlone, index + 1 == arguments.count || arguments[index + 1].hasPrefix("-") {
+                value = alone
             } else {
                 index += 1
                 guard index < arguments.count else { throw ConfigurationError("--\(setting.flag) needs a value") }
@@ -76,6 +78,7 @@ public struct ServerConfiguration: Sendable, Equatable {
             "",
             "ModalStack serves the modal navigation state of apps, per session, over HTTP.",
             "Every option may also be given as its environment variable; options win.",
+            "A true/false option given alone means true.",
             "",
         ]
         for setting in settings {
@@ -109,6 +112,9 @@ private struct Setting: Sendable {
     let summary: String
     let defaultValue: @Sendable (ServerConfiguration) -> String
     let assign: @Sendable (inout ServerConfiguration, String) -> String?
+    /// The value of the flag given alone (at the end, or before another option); `nil` when it
+    /// always takes one. Otherwise the next argument is its value, refused if it is not valid.
+    var valueWhenAlone: String? = nil
 
     var environmentVariable: String {
         "MODALSTACK_" + flag.uppercased().replacing("-", with: "_")
@@ -137,18 +143,19 @@ private struct Setting: Sendable {
             })
     }
 
-    /// A `true`/`false` setting.
+    /// A `true`/`false` setting; the flag alone means `true`.
     static func boolean(
         _ flag: String, _ summary: String, _ keyPath: any WritableKeyPath<ServerConfiguration, Bool> & Sendable
     ) -> Setting {
         Setting(
-            flag: flag, valueName: "BOOL", summary: summary,
+            flag: flag, valueName: "[true|false]", summary: summary,
             defaultValue: { String($0[keyPath: keyPath]) },
             assign: { configuration, text in
                 guard let value = Bool(text) else { return "expected true or false" }
                 configuration[keyPath: keyPath] = value
                 return nil
-            })
+            },
+            valueWhenAlone: "true")
     }
 
     /// One of an enumeration's raw values.

@@ -44,6 +44,52 @@ struct ServerConfigurationTests {
         #expect(error?.description.contains(named) == true)
     }
 
+    @Test("a boolean option alone means true: at the end, or before another option")
+    func booleanAlone() throws {
+        #expect(try ServerConfiguration.parse(arguments: ["--require-if-match"], environment: [:]).requireIfMatch)
+        #expect(try ServerConfiguration.parse(arguments: ["--auth-operations"], environment: [:]).authenticateOperations)
+        let before = try ServerConfiguration.parse(arguments: ["--require-if-match", "--port", "9000"], environment: [:])
+        #expect(before.requireIfMatch && before.port == 9000)
+        let last = try ServerConfiguration.parse(arguments: ["--port", "9000", "--auth-operations"], environment: [:])
+        #expect(last.authenticateOperations && last.port == 9000)
+    }
+
+    @Test("a boolean option still takes true or false, as the next argument or after =")
+    func booleanWithValue() throws {
+        let on = ["MODALSTACK_REQUIRE_IF_MATCH": "true"]
+        #expect(try !ServerConfiguration.parse(arguments: ["--require-if-match", "false"], environment: on).requireIfMatch)
+        #expect(try !ServerConfiguration.parse(arguments: ["--require-if-match=false"], environment: on).requireIfMatch)
+        #expect(try ServerConfiguration.parse(arguments: ["--require-if-match", "true"], environment: [:]).requireIfMatch)
+        #expect(try ServerConfiguration.parse(arguments: ["--require-if-match=true"], environment: [:]).requireIfMatch)
+        let then = try ServerConfiguration.parse(arguments: ["--auth-operations", "false", "--port", "9000"], environment: [:])
+        #expect(!then.authenticateOperations && then.port == 9000)
+    }
+
+    @Test("a word after a boolean option is its value, refused unless true or false", arguments: [
+        ["--require-if-match", "yes"], ["--require-if-match", "1"], ["--auth-operations", "TRUE"], ["--require-if-match="],
+    ])
+    func booleanRefusesOtherWords(arguments: [String]) {
+        let error = #expect(throws: ConfigurationError.self) {
+            try ServerConfiguration.parse(arguments: arguments, environment: [:])
+        }
+        let flag = String(arguments[0].prefix { $0 != "=" })
+        #expect(error?.description.hasPrefix("invalid \(flag) ") == true && error?.description.contains("expected true or false") == true)
+    }
+
+    @Test("every option --help shows as [true|false] may stand alone for true")
+    func everyBooleanMayStandAlone() throws {
+        let booleans = ServerConfiguration.helpText.split(separator: "\n").compactMap { line -> String? in
+            let words = line.split(separator: " ")
+            return words.count == 2 && words[1] == "[true|false]" ? String(words[0]) : nil
+        }
+        #expect(booleans.contains("--require-if-match") && booleans.contains("--auth-operations"))
+        for flag in booleans {
+            let alone = try ServerConfiguration.parse(arguments: [flag], environment: [:])
+            #expect(alone == (try ServerConfiguration.parse(arguments: [flag, "true"], environment: [:])), "\(flag)")
+            #expect(alone != (try ServerConfiguration.parse(arguments: [flag, "false"], environment: [:])), "\(flag)")
+        }
+    }
+
     @Test("--help lists every flag with its variable and default")
     func help() {
         let text = ServerConfiguration.helpText

@@ -59,7 +59,7 @@ final class Metrics: Sendable {
 
     func recordEvents(_ events: [SessionEvent]) {
         state.withLock { state in
-            for event in events {
+            for event in events where event.kind.isPresentationEvent {
                 state.presentationEvents[event.kind, default: 0] += 1
             }
         }
@@ -85,9 +85,10 @@ final class Metrics: Sendable {
         text += "# HELP modalstack_db_commit_duration_seconds Time to commit a change to SQLite.\n"
         text += "# TYPE modalstack_db_commit_duration_seconds histogram\n"
         text += Self.render(state.commits, name: "modalstack_db_commit_duration_seconds", labels: "")
-        text += "# HELP modalstack_presentation_events_total Presentations presented, queued, promoted, updated and dismissed.\n"
+        text += "# HELP modalstack_presentation_events_total Events of sessions' presentations, by event.\n"
         text += "# TYPE modalstack_presentation_events_total counter\n"
-        for kind in [SessionEvent.Kind.presented, .queued, .promoted, .updated, .dismissed] {
+        // Every event from the start, at 0 until it happens (Prometheus' advice for known labels).
+        for kind in SessionEvent.Kind.presentationEvents {
             text += "modalstack_presentation_events_total{event=\"\(kind.rawValue)\"} \(state.presentationEvents[kind] ?? 0)\n"
         }
         for gauge in gauges {

@@ -70,6 +70,25 @@ struct OperationsTests {
         #expect(!after.text.contains(id))
     }
 
+    @Test("every presentation event has its series from the start, at 0, and a replaced stack counts under replaced")
+    func presentationEventSeries() throws {
+        let server = try ServerProcess()
+        let client = server.client()
+        func events(_ kind: SessionEvent.Kind) throws -> Double? {
+            metric(try client.send(method: "GET", path: "/metrics").text, #"modalstack_presentation_events_total{event="\#(kind.rawValue)"}"#)
+        }
+        for kind in SessionEvent.Kind.presentationEvents {
+            #expect(try events(kind) == 0, "\(kind)")
+        }
+        let replaced = try client.call("PUT", "/v1/sessions/\(uniqueSessionID())/stack", json: ["stack": [["destination": "a"]]])
+        try #require(replaced.status == 200)
+        // Counted once the commit is done, which may be just after the answer went out.
+        let deadline = ContinuousClock.now.advanced(by: .seconds(5))
+        while try events(.replaced) == 0 && ContinuousClock.now < deadline {}
+        #expect(try events(.replaced) == 1)
+        #expect(try events(.presented) == 0)
+    }
+
     @Test("one structured log line per request, with the request id accepted or made, and echoed")
     func accessLog() throws {
         let server = try ServerProcess(capturingOutput: true)

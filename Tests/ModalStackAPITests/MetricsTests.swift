@@ -1,4 +1,5 @@
 @testable import ModalStackAPI
+import ModalStackCore
 import Testing
 
 @Suite("Metrics exposition")
@@ -26,5 +27,23 @@ struct MetricsTests {
         #expect(lines.contains(#"modalstack_http_request_duration_seconds_count{route="unmatched"} 1"#))
         let routes = lines.filter { $0.hasPrefix("modalstack_http_request_duration_seconds_count{") }
         #expect(routes.map { $0.split(separator: "\"")[1] } == ["/livez", "/v1/sessions/{sessionId}", "unmatched"])
+    }
+
+    @Test func everyPresentationEventHasASeriesFromTheStartAndEachCountsItsOwn() {
+        func presentationEvents(_ metrics: Metrics) -> [String] {
+            metrics.render(gauges: []).split(separator: "\n").map(String.init).filter {
+                $0.hasPrefix("modalstack_presentation_events_total{")
+            }
+        }
+        func series(_ kind: SessionEvent.Kind, _ count: Int) -> String {
+            #"modalstack_presentation_events_total{event="\#(kind.rawValue)"} \#(count)"#
+        }
+        let metrics = Metrics()
+        #expect(presentationEvents(metrics) == SessionEvent.Kind.presentationEvents.map { series($0, 0) })
+        #expect(SessionEvent.Kind.presentationEvents.contains(.replaced))
+
+        metrics.recordEvents([SessionEvent(.sessionCreated), SessionEvent(.replaced, details: ["stack": []])])
+        metrics.recordEvents([SessionEvent(.replaced), SessionEvent(.sessionDeleted)])
+        #expect(presentationEvents(metrics) == SessionEvent.Kind.presentationEvents.map { series($0, $0 == .replaced ? 2 : 0) })
     }
 }

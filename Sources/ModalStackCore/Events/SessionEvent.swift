@@ -9,6 +9,17 @@ public struct SessionEvent: Sendable, Hashable {
         case dismissed
         case replaced
         case sessionDeleted
+
+        /// Whether the event is about the session's presentations rather than its own life.
+        public var isPresentationEvent: Bool {
+            switch self {
+            case .presented, .queued, .promoted, .updated, .dismissed, .replaced: true
+            case .sessionCreated, .sessionDeleted: false
+            }
+        }
+
+        /// Every presentation event, in declaration order.
+        public static let presentationEvents = allCases.filter(\.isPresentationEvent)
     }
 
     public var kind: Kind

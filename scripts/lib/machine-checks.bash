@@ -1,8 +1,8 @@
-# Debian 12 root filesystems for the fresh-machine and container checks, sourced by
-# scripts/check-fresh-machine and scripts/check-container. Needs root and `install-deps machine`.
+# What scripts/check-fresh-machine and scripts/check-container share: Debian 12 root filesystems,
+# a copy of HEAD, a free port. Sourced; needs root and `install-deps machine`.
 #
-# Two tarballs, made once per machine and kept in the cache directory (MODALSTACK_CACHE, default
-# ~/.cache/modalstack; delete it to make them again):
+# Two root filesystems, made once per machine as tarballs in the cache directory
+# (MODALSTACK_CACHE, default ~/.cache/modalstack; delete it to make them again):
 #   minbase   `debootstrap --variant=minbase bookworm` from the mirror apt uses here: the base
 #             system, and the stand-in for debian:bookworm-slim;
 #   swift     minbase plus the apt layer of the official Swift Debian 12 image, what a fresh
@@ -72,10 +72,10 @@ debian_minbase_tarball() {
   key=$(printf '%s\n' "$debian_suite" "$mirror" minbase | sha256sum | cut -c1-12)
   tarball="$cache/debian-$debian_suite-minbase-$key.tar"
   if [ ! -f "$tarball" ]; then
-    echo "debian-rootfs: debootstrap --variant=minbase $debian_suite from $mirror (once per machine)" >&2
+    echo "machine-checks: debootstrap --variant=minbase $debian_suite from $mirror (once per machine)" >&2
     work=$(mktemp -d "$cache/debootstrap.XXXXXX")
     if ! debootstrap --variant=minbase "$debian_suite" "$work/root" "$mirror" >"$work/log" 2>&1; then
-      echo "debian-rootfs: debootstrap failed; the end of its log:" >&2
+      echo "machine-checks: debootstrap failed; the end of its log:" >&2
       tail -n 30 "$work/log" >&2
       tail -n 30 "$work/root/debootstrap/debootstrap.log" >&2 2>/dev/null || true
       rm -rf "$work"
@@ -96,13 +96,13 @@ debian_swift_tarball() {
   key=$(printf '%s\n' "$minbase" "${swift_image_packages[@]}" | sha256sum | cut -c1-12)
   tarball="$cache/debian-$debian_suite-swift-$key.tar"
   if [ ! -f "$tarball" ]; then
-    echo "debian-rootfs: adding the Swift image's apt layer (once per machine)" >&2
+    echo "machine-checks: adding the Swift image's apt layer (once per machine)" >&2
     work=$(mktemp -d "$cache/swift-layer.XXXXXX")
     root=$(debian_unpack "$minbase" "$work")
     if ! debian_chroot "$root" DEBIAN_FRONTEND=noninteractive bash -c \
       'apt-get update -q && apt-get install -y -q "$@" && apt-get clean && rm -rf /var/lib/apt/lists/*' \
       apt-layer "${swift_image_packages[@]}" >"$work/log" 2>&1; then
-      echo "debian-rootfs: installing the Swift image's packages failed; the end of the log:" >&2
+      echo "machine-checks: installing the Swift image's packages failed; the end of the log:" >&2
       tail -n 30 "$work/log" >&2
       rm -rf "$work"
       return 1
@@ -111,4 +111,18 @@ debian_swift_tarball() {
     rm -rf "$work"
   fi
   echo "$tarball"
+}
+
+# Extracts `git archive HEAD` into DIR: what is committed, nothing untracked (no .build, no venv)
+# that could hide a missing install step. Says so when the working tree has changes it leaves out.
+copy_head() {
+  git diff --quiet HEAD -- 2>/dev/null \
+    || echo "note: uncommitted changes are left out of the copy; it is HEAD ($(git rev-parse --short HEAD))" >&2
+  mkdir -p "$1"
+  git archive HEAD | tar -x -C "$1"
+}
+
+# A TCP port free on 127.0.0.1 at the moment of asking.
+free_port() {
+  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }

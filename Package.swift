@@ -32,7 +32,7 @@ var package = Package(
             dependencies: ["ModalStackCore", "ModalStackStore", "ModalStackHTTP", "Locking"],
             resources: [.embedInCode("Resources/openapi.yaml")]
         ),
-        .executableTarget(name: "modalstack", dependencies: ["ModalStackAPI", "ModalStackHTTP"]),
+        .executableTarget(name: "modalstack", dependencies: ["ModalStackAPI"]),
 
         .testTarget(name: "ModalStackCoreTests", dependencies: ["ModalStackCore"]),
         .testTarget(name: "ModalStackStoreTests", dependencies: ["ModalStackStore"]),

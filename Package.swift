@@ -33,17 +33,21 @@ var package = Package(
             resources: [.embedInCode("Resources/openapi.yaml")]
         ),
         .executableTarget(name: "modalstack", dependencies: ["ModalStackAPI"]),
+        // For the test targets only: no product and no other target depends on it.
+        .target(name: "ModalStackTestSupport", dependencies: ["ModalStackHTTP"]),
 
         .testTarget(name: "ModalStackCoreTests", dependencies: ["ModalStackCore"]),
         .testTarget(name: "ModalStackStoreTests", dependencies: ["ModalStackStore"]),
-        .testTarget(name: "ModalStackHTTPTests", dependencies: ["ModalStackHTTP", "Locking"]),
+        .testTarget(name: "ModalStackHTTPTests", dependencies: ["ModalStackHTTP", "ModalStackTestSupport", "Locking"]),
         .testTarget(
             name: "ModalStackAPITests",
             dependencies: ["ModalStackAPI", "ModalStackCore", "ModalStackStore", "ModalStackHTTP"]
         ),
         .testTarget(
-            name: "IntegrationTests", dependencies: ["ModalStackCore", "ModalStackHTTP", "Locking", "modalstack"]
+            name: "IntegrationTests",
+            dependencies: ["ModalStackCore", "ModalStackHTTP", "ModalStackTestSupport", "Locking", "modalstack"]
         ),
+        .testTarget(name: "ModalStackTestSupportTests", dependencies: ["ModalStackTestSupport", "ModalStackHTTP"]),
     ]
 )
 

@@ -1,6 +1,7 @@
 import Foundation
 import ModalStackCore
 import ModalStackHTTP
+import ModalStackTestSupport
 import Testing
 
 /// A response with its body parsed as JSON (null when the body is empty or not JSON).

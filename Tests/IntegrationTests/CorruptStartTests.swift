@@ -1,7 +1,7 @@
 import Foundation
 import Glibc
 import ModalStackCore
-import ModalStackHTTP
+import ModalStackTestSupport
 import Testing
 
 /// A database file the server must not use: it refuses to start with a message naming the file and

@@ -1,7 +1,7 @@
 import Foundation
 import Glibc
 import ModalStackCore
-import ModalStackHTTP
+import ModalStackTestSupport
 import Testing
 
 /// kill -9 under load: concurrent writers record each change only once its 2xx arrived; the server

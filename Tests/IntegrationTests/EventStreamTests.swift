@@ -1,6 +1,7 @@
 import Foundation
 import ModalStackCore
 import ModalStackHTTP
+import ModalStackTestSupport
 import Testing
 
 /// One Server-Sent Event as read off the wire.

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import ModalStackCore
 import ModalStackHTTP
+import ModalStackTestSupport
 import Testing
 
 /// Bad requests on raw sockets: each must get the right 4xx or a dropped connection, the server

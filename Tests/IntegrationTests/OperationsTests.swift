@@ -3,6 +3,7 @@ import Foundation
 import Locking
 import ModalStackCore
 import ModalStackHTTP
+import ModalStackTestSupport
 import Testing
 
 /// Reads one sample from a Prometheus text exposition (`name{labels} value`).

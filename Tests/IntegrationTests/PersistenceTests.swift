@@ -1,6 +1,6 @@
 import Foundation
 import ModalStackCore
-import ModalStackHTTP
+import ModalStackTestSupport
 import Testing
 
 @Suite("Persistence and lifecycle", .enabled(if: ServerProcess.isLocal, "needs to start and stop the server itself"))

@@ -3,6 +3,7 @@ import Glibc
 import Locking
 import ModalStackCore
 import ModalStackHTTP
+import ModalStackTestSupport
 import Synchronization
 
 // Helpers shared by the reliability suites (CrashTests, StorageAvailabilityTests, CorruptStartTests,

@@ -1,5 +1,5 @@
 import Foundation
-import ModalStackHTTP
+import ModalStackTestSupport
 
 /// The server under test: the built `modalstack` binary started on a free port with a temporary
 /// database, or — when `MODALSTACK_URL` is set — an already-running server (a container, say).

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import ModalStackCore
 import ModalStackHTTP
+import ModalStackTestSupport
 import Testing
 
 /// Many clients on one session at once: presents, dismisses, cancels, updates and replaces, some

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import ModalStackCore
 import ModalStackHTTP
+import ModalStackTestSupport
 import Testing
 
 /// The database becomes unusable under a running server: its directory turns read-only, vanishes,

@@ -3,6 +3,7 @@ import Foundation
 import Locking
 import ModalStackCore
 import ModalStackHTTP
+import ModalStackTestSupport
 import Testing
 
 @Suite("Versions, preconditions and idempotent retries over HTTP")

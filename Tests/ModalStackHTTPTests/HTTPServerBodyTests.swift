@@ -1,4 +1,5 @@
 import ModalStackHTTP
+import ModalStackTestSupport
 import Testing
 
 @Suite struct HTTPServerBodyTests {

@@ -2,6 +2,7 @@ import Dispatch
 import Glibc
 import Locking
 import ModalStackHTTP
+import ModalStackTestSupport
 import Testing
 
 /// `onRequestCompleted`: once per request that got a response, after it went out (or failed to).

@@ -2,6 +2,7 @@ import Dispatch
 import Glibc
 import Locking
 import ModalStackHTTP
+import ModalStackTestSupport
 import Testing
 
 /// Replies answered later, from other threads, with libmicrohttpd suspending the connections.

@@ -2,6 +2,7 @@ import Dispatch
 import Glibc
 import Locking
 import ModalStackHTTP
+import ModalStackTestSupport
 import Testing
 
 @Suite struct HTTPServerKeepAliveTests {

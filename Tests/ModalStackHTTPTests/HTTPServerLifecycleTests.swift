@@ -1,5 +1,6 @@
 import Glibc
 import ModalStackHTTP
+import ModalStackTestSupport
 import Testing
 
 private let ipv6LoopbackAvailable: Bool = {

@@ -1,5 +1,6 @@
 import Glibc
 @testable import ModalStackHTTP
+import ModalStackTestSupport
 import Testing
 
 /// Request target, header and connection limits: the server's own answers (rendered by the

@@ -1,4 +1,5 @@
 import ModalStackHTTP
+import ModalStackTestSupport
 import Testing
 
 /// Hostile bytes must not crash the server, and the next good request must be answered.

@@ -1,6 +1,7 @@
 import Dispatch
 import Locking
 @testable import ModalStackHTTP
+import ModalStackTestSupport
 import Testing
 
 /// Request ids: taken from the client or generated, seen by handlers, echoed on every response.

@@ -1,4 +1,5 @@
 import ModalStackHTTP
+import ModalStackTestSupport
 import Testing
 
 /// A live server on 127.0.0.1 (ephemeral port) driven by HTTPClient.

@@ -2,6 +2,7 @@ import Dispatch
 import Glibc
 import Locking
 @testable import ModalStackHTTP
+import ModalStackTestSupport
 import Testing
 
 /// Streamed responses (Server-Sent Events) on a live server.

@@ -1,4 +1,5 @@
 import Glibc
+import ModalStackHTTP
 
 /// A response read by ``HTTPClient``.
 public struct HTTPClientResponse: Sendable, Equatable {
@@ -52,7 +53,7 @@ public struct HTTPClientError: Error, Sendable, Equatable, CustomStringConvertib
     public var description: String { message }
 }
 
-/// A small blocking HTTP/1.1 client over one keep-alive TCP connection, for tests and health checks.
+/// A small blocking HTTP/1.1 client over one keep-alive TCP connection, for tests.
 ///
 /// One instance is one connection, opened on first use and reopened when the server closed it.
 /// Not thread-safe: use one client per thread.

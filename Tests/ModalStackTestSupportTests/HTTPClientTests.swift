@@ -1,4 +1,5 @@
 import ModalStackHTTP
+import ModalStackTestSupport
 import Testing
 
 /// HTTPClient's response parsing against canned bytes.

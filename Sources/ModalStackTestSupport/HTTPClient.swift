@@ -17,38 +17,28 @@ public struct HTTPClientResponse: Sendable, Equatable {
 }
 
 /// Why an ``HTTPClient`` call failed.
+///
+/// A plain enum of codes, unlike `HTTPServerError`, whose struct can take new cases later: only
+/// this package's tests use the client, and their switches over the codes may as well be exhaustive.
 public struct HTTPClientError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// The kind of failure; compare with the static members.
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        private enum Value: Hashable, Sendable {
-            case connectFailed, timedOut, connectionClosed, malformedResponse, ioFailed
-        }
-
-        private let value: Value
-
+    /// The kind of failure.
+    public enum Code: Sendable {
         /// No connection could be made.
-        public static let connectFailed = Code(value: .connectFailed)
+        case connectFailed
         /// Nothing arrived within the receive timeout.
-        public static let timedOut = Code(value: .timedOut)
+        case timedOut
         /// The server closed the connection before a complete response.
-        public static let connectionClosed = Code(value: .connectionClosed)
+        case connectionClosed
         /// The response is not valid HTTP/1.x.
-        public static let malformedResponse = Code(value: .malformedResponse)
+        case malformedResponse
         /// A socket call failed.
-        public static let ioFailed = Code(value: .ioFailed)
-
-        public var description: String { "\(value)" }
+        case ioFailed
     }
 
     /// The kind of failure.
     public let code: Code
     /// What happened.
     public let message: String
-
-    init(_ code: Code, _ message: String) {
-        self.code = code
-        self.message = message
-    }
 
     public var description: String { message }
 }
@@ -117,20 +107,8 @@ public final class HTTPClient {
         headers: HTTPHeaders = [:],
         body: [UInt8] = []
     ) throws(HTTPClientError) -> HTTPClientResponse {
-        abandonStream()
-        let request = encode(method: method, path: path, headers: headers, body: body)
-        dropConnectionIfClosedByPeer()
-        let reused = isConnected
-        let receivedBefore = bytesReceived
-        do {
-            try sendRaw(request)
-            return try readResponse(method: method)
-        } catch let error where reused && bytesReceived == receivedBefore
-            && (error.code == .connectionClosed || error.code == .ioFailed)
-        {
-            close()
-            try sendRaw(request)
-            return try readResponse(method: method)
+        try exchange(method: method, path: path, headers: headers, body: body) { () throws(HTTPClientError) in
+            try readResponse(method: method)
         }
     }
 
@@ -146,7 +124,7 @@ public final class HTTPClient {
                 if errno == EINTR { continue }
                 let message = "write failed: \(String(cString: strerror(errno)))"
                 close()
-                throw HTTPClientError(.ioFailed, message)
+                throw HTTPClientError(code: .ioFailed, message: message)
             }
             offset += written
         }
@@ -188,22 +166,7 @@ public final class HTTPClient {
         path: String,
         headers: HTTPHeaders = [:]
     ) throws(HTTPClientError) -> HTTPClientResponse {
-        abandonStream()
-        let request = encode(method: method, path: path, headers: headers, body: [])
-        dropConnectionIfClosedByPeer()
-        let reused = isConnected
-        let receivedBefore = bytesReceived
-        var head: (response: HTTPClientResponse, closesConnection: Bool)
-        do {
-            try sendRaw(request)
-            head = try readHead()
-        } catch let error where reused && bytesReceived == receivedBefore
-            && (error.code == .connectionClosed || error.code == .ioFailed)
-        {
-            close()
-            try sendRaw(request)
-            head = try readHead()
-        }
+        let head = try exchange(method: method, path: path, headers: headers, body: [], reading: readHead)
         if let framing = try framing(of: head.response, method: method) {
             stream = OpenStream(framing: framing, closesConnection: head.closesConnection)
         } else {
@@ -305,7 +268,8 @@ public final class HTTPClient {
     }
 
     /// Takes one whole chunk (or the last chunk and the trailers) from the buffer; takes nothing when
-    /// it has not fully arrived, so that a timeout leaves the body readable.
+    /// it has not fully arrived, so that a timeout leaves the body readable. Bodies read whole and
+    /// bodies read as they arrive are both parsed here.
     private func takeChunk() throws(HTTPClientError) -> ChunkParse {
         let newline = UInt8(ascii: "\n")
         let carriageReturn = UInt8(ascii: "\r")
@@ -378,6 +342,33 @@ public final class HTTPClient {
 
     // MARK: Connection
 
+    /// Sends a request (dropping an unread stream first) and reads its answer with `read`. When a
+    /// reused connection turns out to be closed before any byte of the answer arrived (the server
+    /// may close an idle keep-alive connection at any moment), does both once more on a new one.
+    private func exchange<Answer>(
+        method: String,
+        path: String,
+        headers: HTTPHeaders,
+        body: [UInt8],
+        reading read: () throws(HTTPClientError) -> Answer
+    ) throws(HTTPClientError) -> Answer {
+        abandonStream()
+        let request = encode(method: method, path: path, headers: headers, body: body)
+        dropConnectionIfClosedByPeer()
+        let reused = isConnected
+        let receivedBefore = bytesReceived
+        do {
+            try sendRaw(request)
+            return try read()
+        } catch let error where reused && bytesReceived == receivedBefore
+            && (error.code == .connectionClosed || error.code == .ioFailed)
+        {
+            close()
+            try sendRaw(request)
+            return try read()
+        }
+    }
+
     private func connectIfNeeded() throws(HTTPClientError) {
         guard socket < 0 else { return }
         var hints = addrinfo()
@@ -386,7 +377,8 @@ public final class HTTPClient {
         var list: UnsafeMutablePointer<addrinfo>?
         let status = getaddrinfo(host, String(port), &hints, &list)
         guard status == 0, let list else {
-            throw HTTPClientError(.connectFailed, "cannot resolve \(host): \(String(cString: gai_strerror(status)))")
+            throw HTTPClientError(
+                code: .connectFailed, message: "cannot resolve \(host): \(String(cString: gai_strerror(status)))")
         }
         defer { freeaddrinfo(list) }
         var lastError: Int32 = 0
@@ -403,16 +395,13 @@ public final class HTTPClient {
                 configure(fd)
                 socket = fd
                 connectCount += 1
-                responsesOnConnection = 0
-                buffer.removeAll(keepingCapacity: true)
-                bufferStart = 0
                 return
             }
             lastError = errno
             Glibc.close(fd)
         }
         throw HTTPClientError(
-            .connectFailed, "cannot connect to \(host):\(port): \(String(cString: strerror(lastError)))")
+            code: .connectFailed, message: "cannot connect to \(host):\(port): \(String(cString: strerror(lastError)))")
     }
 
     private func configure(_ fd: Int32) {
@@ -453,7 +442,7 @@ public final class HTTPClient {
             if count > 0 { break }
             if count < 0 && errno == EINTR { continue }
             if count < 0 { throw fail(.ioFailed, "poll failed: \(String(cString: strerror(errno)))") }
-            throw HTTPClientError(.timedOut, "no data from \(host):\(port) within the timeout")
+            throw HTTPClientError(code: .timedOut, message: "no data from \(host):\(port) within the timeout")
         }
         return try fillUnlessEnd()
     }
@@ -571,26 +560,18 @@ public final class HTTPClient {
     private func readChunkedBody() throws(HTTPClientError) -> [UInt8] {
         var body: [UInt8] = []
         while true {
-            let line = try readWireLine()
-            var sizeText = line.prefix { $0 != ";" }
-            while sizeText.first == " " || sizeText.first == "\t" { sizeText = sizeText.dropFirst() }
-            while sizeText.last == " " || sizeText.last == "\t" { sizeText = sizeText.dropLast() }
-            guard let size = Int(sizeText, radix: 16), size >= 0 else {
-                throw fail(.malformedResponse, "malformed chunk size \"\(line)\"")
+            switch try takeChunk() {
+            case .data(let data): body += data
+            case .end: return body
+            case .incomplete: try fill()
             }
-            if size == 0 {
-                _ = try readHeaders()  // trailers
-                return body
-            }
-            body += try readBytes(size)
-            guard try readWireLine().isEmpty else { throw fail(.malformedResponse, "chunk not followed by CRLF") }
         }
     }
 
     private static func parseStatusLine(_ line: String) throws(HTTPClientError) -> HTTPClientResponse {
         let parts = line.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false)
         guard parts.count >= 2, parts[0].hasPrefix("HTTP/1."), parts[1].count == 3, let status = Int(parts[1]) else {
-            throw HTTPClientError(.malformedResponse, "malformed status line \"\(line)\"")
+            throw HTTPClientError(code: .malformedResponse, message: "malformed status line \"\(line)\"")
         }
         return HTTPClientResponse(
             status: status, reason: parts.count > 2 ? String(parts[2]) : "", headers: [:], body: [])
@@ -599,7 +580,7 @@ public final class HTTPClient {
     /// Closes the connection (its state is unknown after a failure) and returns the error to throw.
     private func fail(_ code: HTTPClientError.Code, _ message: String) -> HTTPClientError {
         close()
-        return HTTPClientError(code, message)
+        return HTTPClientError(code: code, message: message)
     }
 
     // MARK: Writing

@@ -10,37 +10,12 @@ struct CannedServer {
     /// Accepts one connection on its own thread; for each request head read, writes the next canned
     /// response. Then closes, or with `closeAfterLast: false` waits for the client to close.
     init(responses: [[UInt8]], closeAfterLast: Bool = true) {
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                _ = bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        listen(fd, 4)
-        port = boundPort(of: fd)
-        // A thread of its own: Dispatch's pool may be busy with other tests' blocking clients.
-        startThread {
-            let connection = accept(fd, nil, nil)
-            Glibc.close(fd)
-            guard connection >= 0 else { return }
-            defer { Glibc.close(connection) }
-            var pending: [UInt8] = []
-            var buffer = [UInt8](repeating: 0, count: 4096)
+        port = serveOneConnection { client in
             for response in responses {
-                while !pending.containsHeadTerminator {
-                    let count = buffer.withUnsafeMutableBytes { recv(connection, $0.baseAddress, $0.count, 0) }
-                    if count <= 0 { return }
-                    pending += buffer[..<count]
-                }
-                pending.removeFirstHead()
-                _ = response.withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                guard client.skipRequestHead() else { return }
+                client.write(response)
             }
-            if !closeAfterLast {
-                while buffer.withUnsafeMutableBytes({ recv(connection, $0.baseAddress, $0.count, 0) }) > 0 {}
-            }
+            if !closeAfterLast { client.readUntilClosed() }
         }
     }
 }
@@ -51,61 +26,90 @@ struct ScriptedServer {
     let port: UInt16
 
     init(parts: [(pauseMilliseconds: Int, bytes: [UInt8])]) {
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                _ = bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+        port = serveOneConnection { client in
+            guard client.skipRequestHead() else { return }
+            for part in parts {
+                usleep(UInt32(part.pauseMilliseconds * 1000))
+                client.write(part.bytes)
             }
-        }
-        listen(fd, 4)
-        port = boundPort(of: fd)
-        let script = parts.map { (pause: $0.pauseMilliseconds, bytes: $0.bytes) }
-        startThread {
-            let connection = accept(fd, nil, nil)
-            Glibc.close(fd)
-            guard connection >= 0 else { return }
-            defer { Glibc.close(connection) }
-            var pending: [UInt8] = []
-            var buffer = [UInt8](repeating: 0, count: 4096)
-            while !pending.containsHeadTerminator {
-                let count = buffer.withUnsafeMutableBytes { recv(connection, $0.baseAddress, $0.count, 0) }
-                if count <= 0 { return }
-                pending += buffer[..<count]
-            }
-            for part in script {
-                usleep(UInt32(part.pause * 1000))
-                _ = part.bytes.withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            }
-            while buffer.withUnsafeMutableBytes({ recv(connection, $0.baseAddress, $0.count, 0) }) > 0 {}
+            client.readUntilClosed()
         }
     }
 }
 
 /// A loopback port nothing listens on.
 func closedPort() -> UInt16 {
+    let (fd, port) = loopbackSocket()
+    Glibc.close(fd)
+    return port
+}
+
+// MARK: Helpers
+
+/// The server's end of the connection a test server accepted.
+private final class AcceptedConnection {
+    private let fd: Int32
+    /// Bytes read after the last request head.
+    private var pending: [UInt8] = []
+    private var buffer = [UInt8](repeating: 0, count: 4096)
+
+    init(_ fd: Int32) {
+        self.fd = fd
+    }
+
+    /// Reads until a whole request head arrived and drops it; false when the client closed first.
+    func skipRequestHead() -> Bool {
+        while !pending.containsHeadTerminator {
+            let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if count <= 0 { return false }
+            pending += buffer[..<count]
+        }
+        pending.removeFirstHead()
+        return true
+    }
+
+    func write(_ bytes: [UInt8]) {
+        _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+    }
+
+    func readUntilClosed() {
+        while buffer.withUnsafeMutableBytes({ recv(fd, $0.baseAddress, $0.count, 0) }) > 0 {}
+    }
+}
+
+/// Listens on a free loopback port and returns it; accepts one connection there, on a thread of its
+/// own (Dispatch's pool may be busy with other tests' blocking clients), runs `serve` with it and
+/// closes it.
+private func serveOneConnection(_ serve: @escaping @Sendable (AcceptedConnection) -> Void) -> UInt16 {
+    let (fd, port) = loopbackSocket()
+    listen(fd, 4)
+    startThread {
+        let connection = accept(fd, nil, nil)
+        Glibc.close(fd)
+        guard connection >= 0 else { return }
+        defer { Glibc.close(connection) }
+        serve(AcceptedConnection(connection))
+    }
+    return port
+}
+
+/// A TCP socket bound to 127.0.0.1 on a free port, and the port.
+private func loopbackSocket() -> (fd: Int32, port: UInt16) {
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
     address.sin_addr.s_addr = inet_addr("127.0.0.1")
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    defer { Glibc.close(fd) }
     withUnsafePointer(to: &address) {
         $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
             _ = bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
         }
     }
-    return boundPort(of: fd)
-}
-
-private func boundPort(of fd: Int32) -> UInt16 {
     var bound = sockaddr_in()
     var length = socklen_t(MemoryLayout<sockaddr_in>.size)
     withUnsafeMutablePointer(to: &bound) {
         $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { _ = getsockname(fd, $0, &length) }
     }
-    return UInt16(bigEndian: bound.sin_port)
+    return (fd, UInt16(bigEndian: bound.sin_port))
 }
 
 extension [UInt8] {

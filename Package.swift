@@ -36,7 +36,7 @@ var package = Package(
         // For the test targets only: no product and no other target depends on it.
         .target(name: "ModalStackTestSupport", dependencies: ["ModalStackHTTP"]),
 
-        .testTarget(name: "ModalStackCoreTests", dependencies: ["ModalStackCore"]),
+        .testTarget(name: "ModalStackCoreTests", dependencies: ["ModalStackCore", "ModalStackTestSupport"]),
         .testTarget(name: "ModalStackStoreTests", dependencies: ["ModalStackStore"]),
         .testTarget(name: "ModalStackHTTPTests", dependencies: ["ModalStackHTTP", "ModalStackTestSupport", "Locking"]),
         .testTarget(

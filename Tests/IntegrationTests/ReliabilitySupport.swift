@@ -7,35 +7,12 @@ import ModalStackTestSupport
 import Synchronization
 
 // Helpers shared by the reliability suites (CrashTests, StorageAvailabilityTests, CorruptStartTests,
-// HostileInputTests, SessionConcurrencyTests): seeded randomness, plain threads, raw sockets, the
-// server's memory, the sqlite3 shell, and the event log replayed.
+// HostileInputTests, SessionConcurrencyTests): plain threads, raw sockets, the server's memory, the
+// sqlite3 shell, and the event log replayed. Seeded randomness is ModalStackTestSupport's.
 
 /// Whether the long soak runs (`MODALSTACK_SOAK=1`): more trials, longer load.
 enum Soak {
     static var isOn: Bool { ProcessInfo.processInfo.environment["MODALSTACK_SOAK"] == "1" }
-}
-
-/// SplitMix64: small, fast, and the same sequence for the same seed on every platform.
-struct SeededGenerator: RandomNumberGenerator, Sendable {
-    private var state: UInt64
-
-    init(seed: UInt64) {
-        state = seed
-    }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    /// The seed to use: `MODALSTACK_SEED` when set (to replay a failure), a fresh one otherwise.
-    static func seed() -> UInt64 {
-        if let text = ProcessInfo.processInfo.environment["MODALSTACK_SEED"], let seed = UInt64(text) { return seed }
-        return UInt64.random(in: 1...UInt64(UInt32.max))
-    }
 }
 
 /// Plain threads (not the cooperative pool, which has as many threads as cores): each runs

@@ -1,4 +1,5 @@
 import ModalStackCore
+import ModalStackTestSupport
 import Testing
 
 /// Parses `bytes` expecting `error`; most tests spell the input as text, these need raw bytes.
@@ -503,23 +504,14 @@ struct JSONRoundTripTests {
 
 /// Generates arbitrary JSON values, strings full of characters that need escaping, from a fixed seed.
 private struct RandomJSON {
-    private var state: UInt64
+    private var generator: SeededGenerator
 
     init(seed: UInt64) {
-        state = seed
-    }
-
-    /// SplitMix64: small and good enough for test data.
-    private mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var mixed = state
-        mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        mixed = (mixed ^ (mixed >> 27)) &* 0x94D0_49BB_1331_11EB
-        return mixed ^ (mixed >> 31)
+        generator = SeededGenerator(seed: seed)
     }
 
     private mutating func below(_ bound: Int) -> Int {
-        Int(next() % UInt64(bound))
+        Int(generator.next() % UInt64(bound))
     }
 
     private static let characters: [String] = [

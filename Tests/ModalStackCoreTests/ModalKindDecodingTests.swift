@@ -1,4 +1,5 @@
 import ModalStackCore
+import ModalStackTestSupport
 import Testing
 
 @Suite("Modal kinds: decoding each style's fields")
@@ -28,7 +29,7 @@ struct ModalKindDecodingTests {
 
     @Test("every detent the server writes is a plain decimal that reads back as the same detent")
     func detentRoundTrip() throws {
-        var generator = SplitMix64(seed: 0x5EED)
+        var generator = SeededGenerator(seed: 0x5EED)
         var fractions: [Double] = [
             1e-07, 0.1, 1.0 / 3, 2.0 / 3, 0.999999, 0.5, 1, 1.0.nextDown, 0.1.nextUp, 1e-05, 1.2345e-05, 0.0001,
             .ulpOfOne, .leastNormalMagnitude, .leastNonzeroMagnitude,

@@ -1,4 +1,5 @@
 import ModalStackCore
+import ModalStackTestSupport
 import Testing
 
 @Suite("Transition plans and events")
@@ -14,7 +15,7 @@ struct TransitionAndEventTests {
 
     @Test("applying the plan to the old stack yields the new one, for random stacks")
     func planProperty() {
-        var generator = SplitMix64(seed: 42)
+        var generator = SeededGenerator(seed: 42)
         let alphabet = ["a", "b", "c", "d", "e", "f", "g", "h"]
         for _ in 0..<2000 {
             let old = randomStack(alphabet, &generator)
@@ -27,7 +28,7 @@ struct TransitionAndEventTests {
     }
 
     /// A stack of distinct ids, as stacks are.
-    private func randomStack(_ alphabet: [String], _ generator: inout SplitMix64) -> [String] {
+    private func randomStack(_ alphabet: [String], _ generator: inout SeededGenerator) -> [String] {
         var pool = alphabet
         var stack: [String] = []
         for _ in 0..<Int(generator.next() % 6) {
@@ -89,22 +90,5 @@ struct TransitionAndEventTests {
         #expect(decoded == change)
         #expect(change.flatEvents.first?.json["version"] == JSONValue(change.version))
         #expect(change.flatEvents.first?.json["type"] == "dismissed")
-    }
-}
-
-/// A small deterministic generator, so that the property test is repeatable.
-struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) {
-        state = seed
-    }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -37,7 +37,7 @@ var package = Package(
         .target(name: "ModalStackTestSupport", dependencies: ["ModalStackHTTP"]),
 
         .testTarget(name: "ModalStackCoreTests", dependencies: ["ModalStackCore", "ModalStackTestSupport"]),
-        .testTarget(name: "ModalStackStoreTests", dependencies: ["ModalStackStore"]),
+        .testTarget(name: "ModalStackStoreTests", dependencies: ["ModalStackStore", "ModalStackTestSupport"]),
         .testTarget(name: "ModalStackHTTPTests", dependencies: ["ModalStackHTTP", "ModalStackTestSupport", "Locking"]),
         .testTarget(
             name: "ModalStackAPITests",

@@ -37,9 +37,8 @@ struct CorruptStartTests {
     @Test("a truncated copy of a real ModalStack database is refused and left as it was", arguments: Cut.allCases)
     func truncatedCopy(cut: Cut) throws {
         let real = try RealDatabase.shared.get()
-        let directory = try temporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let path = directory + "/truncated.sqlite"
+        let directory = try TemporaryDirectory()
+        let path = directory.appending("truncated.sqlite")
         let bytes = real.bytes.prefix(cut.length(of: real.bytes.count, pageSize: real.pageSize))
         try Data(bytes).write(to: URL(fileURLWithPath: path))
 
@@ -106,9 +105,8 @@ struct CorruptStartTests {
 
     @Test("another program's SQLite database is refused, and neither it nor its WAL is written", arguments: Foreign.allCases)
     func foreignDatabase(kind: Foreign) throws {
-        let directory = try temporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let path = directory + "/other.sqlite"
+        let directory = try TemporaryDirectory()
+        let path = directory.appending("other.sqlite")
         let python = try #require(SQLiteShell.pythonPath)
         let made = try runProgram(python, ["-c", kind.script, path])
         try #require(made.status == 0, "python3 could not build the file: \(made.error)")
@@ -133,12 +131,6 @@ struct CorruptStartTests {
         #expect(attempt.exitStatus.map { $0 != 0 } ?? false, "exit status \(attempt.exitStatus.map(String.init) ?? "none")", sourceLocation: sourceLocation)
         #expect(attempt.output.contains(path), "the message does not name the file: \(attempt.output)", sourceLocation: sourceLocation)
         #expect(attempt.output.contains("cannot start"), "no clear message: \(attempt.output)", sourceLocation: sourceLocation)
-    }
-
-    private func temporaryDirectory() throws -> String {
-        let directory = NSTemporaryDirectory() + "modalstack-corrupt-" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        return directory
     }
 }
 

@@ -1,6 +1,7 @@
 import Foundation
 import ModalStackCore
 import ModalStackHTTP
+import ModalStackTestSupport
 import Testing
 
 /// The seeds' catalog, from the repository.
@@ -172,11 +173,11 @@ struct CatalogEndpointTests {
 
     @Test("a bad catalog file stops the start naming the file and the place in it")
     func badCatalog() throws {
-        let path = NSTemporaryDirectory() + "catalog-\(UUID().uuidString).json"
+        let directory = try TemporaryDirectory()
+        let path = directory.appending("catalog.json")
         try Data(#"{"destinations": {"help": {"styles": ["bubble"]}}}"#.utf8).write(to: URL(fileURLWithPath: path))
-        defer { try? FileManager.default.removeItem(atPath: path) }
         let (status, output) = try ServerProcess.runUntilExit(
-            ["--port", "0", "--db", NSTemporaryDirectory() + "unused-\(UUID().uuidString).sqlite", "--catalog", path])
+            ["--port", "0", "--db", directory.appending("unused.sqlite"), "--catalog", path])
         #expect(status != 0)
         #expect(output.contains(path))
         #expect(output.contains("/destinations/help/styles"))

@@ -18,9 +18,9 @@ func metric(_ text: String, _ series: String) -> Double? {
 struct OperationsTests {
     @Test("with API keys, /v1 needs a Bearer key: missing and wrong are 401, either of two keys works")
     func apiKeys() throws {
-        let keyFile = NSTemporaryDirectory() + "keys-\(UUID().uuidString)"
+        let directory = try TemporaryDirectory()
+        let keyFile = directory.appending("keys")
         try Data("# rotated in\nkey-three\n".utf8).write(to: URL(fileURLWithPath: keyFile))
-        defer { try? FileManager.default.removeItem(atPath: keyFile) }
         let server = try ServerProcess(arguments: ["--api-key", "key-one, key-two", "--api-key-file", keyFile])
         let client = server.client()
         let path = "/v1/sessions/\(uniqueSessionID())"

@@ -89,10 +89,8 @@ struct PersistenceTests {
 
     @Test("a database file that is not ModalStack's stops the start with a clear message and is not overwritten")
     func corruptDatabase() throws {
-        let directory = NSTemporaryDirectory() + "modalstack-corrupt-" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let path = directory + "/db.sqlite"
+        let directory = try TemporaryDirectory()
+        let path = directory.appending("db.sqlite")
         let garbage = Data(repeating: 0x5A, count: 8192)
         try garbage.write(to: URL(fileURLWithPath: path))
         let (status, output) = try ServerProcess.runUntilExit(["--host", "127.0.0.1", "--port", "0", "--db", path])

@@ -15,7 +15,8 @@ final class ServerProcess: @unchecked Sendable {
     let extraArguments: [String]
     private var process: Process?
     private var standardError: Pipe?
-    private let directory: String?
+    /// Where the database and the captured output go; removed with the process object.
+    private let directory: TemporaryDirectory?
     /// Where the server's standard output (the access log) goes, when captured.
     let standardOutputPath: String?
 
@@ -32,12 +33,12 @@ final class ServerProcess: @unchecked Sendable {
             standardOutputPath = nil
             return
         }
-        let directory = NSTemporaryDirectory() + "modalstack-it-" + UUID().uuidString
+        let directory = try TemporaryDirectory()
         self.directory = directory
-        standardOutputPath = capturingOutput ? directory + "/stdout.log" : nil
+        standardOutputPath = capturingOutput ? directory.appending("stdout.log") : nil
         host = "127.0.0.1"
         port = 0
-        databasePath = directory + "/data/modalstack.sqlite"
+        databasePath = directory.appending("data/modalstack.sqlite")
         try start()
     }
 
@@ -45,9 +46,6 @@ final class ServerProcess: @unchecked Sendable {
         if let process, process.isRunning {
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExitedWithoutRunLoop()
-        }
-        if let directory {
-            try? FileManager.default.removeItem(atPath: directory)
         }
     }
 
@@ -66,7 +64,6 @@ final class ServerProcess: @unchecked Sendable {
         let pipe = Pipe()
         process.standardError = pipe
         if let standardOutputPath {
-            try FileManager.default.createDirectory(atPath: directory ?? "/tmp", withIntermediateDirectories: true)
             FileManager.default.createFile(atPath: standardOutputPath, contents: nil)
             let output = try FileHandle(forWritingTo: URL(fileURLWithPath: standardOutputPath))
             output.seekToEndOfFile()

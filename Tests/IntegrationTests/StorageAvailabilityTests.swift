@@ -25,13 +25,14 @@ struct StorageAvailabilityTests {
             // chattr needs CAP_LINUX_IMMUTABLE and a file system that supports the flag (ext4, xfs,
             // btrfs). The server's descriptors are open before the flag is set, so the probe writes
             // through one opened before it too: tmpfs takes the flag but lets such writes through.
-            let probe = NSTemporaryDirectory() + "modalstack-chattr-probe-" + UUID().uuidString
+            guard let directory = try? TemporaryDirectory() else { return nil }
+            let probe = directory.appending("chattr-probe")
             guard FileManager.default.createFile(atPath: probe, contents: Data("x".utf8)) else { return nil }
             let fd = open(probe, O_WRONLY)
             defer {
                 if fd >= 0 { close(fd) }
+                // Before the directory goes: an immutable file cannot be removed.
                 _ = try? runProgram(chattr, ["-i", probe])
-                try? FileManager.default.removeItem(atPath: probe)
             }
             guard fd >= 0, (try? runProgram(chattr, ["+i", probe]))?.status == 0 else { return nil }
             let written = "y".withCString { write(fd, $0, 1) }

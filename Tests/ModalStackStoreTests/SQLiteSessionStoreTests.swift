@@ -1,22 +1,11 @@
 import Foundation
 import ModalStackCore
 @testable import ModalStackStore
+import ModalStackTestSupport
 import Testing
 
-/// A fresh directory under the system temp dir, removed when the test is done with it.
-final class TemporaryDirectory {
-    let path: String
-
-    init() {
-        path = NSTemporaryDirectory() + "modalstack-store-" + UUID().uuidString
-        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    }
-
-    deinit {
-        try? FileManager.default.removeItem(atPath: path)
-    }
-
-    var databasePath: String { path + "/modalstack.sqlite" }
+extension TemporaryDirectory {
+    var databasePath: String { appending("modalstack.sqlite") }
 }
 
 private func sampleSession(_ id: String, version: Int64 = 1, stackSize: Int = 2) -> Session {
@@ -59,7 +48,7 @@ private func dismissed(_ presentation: Presentation, at milliseconds: Int64) -> 
 struct SQLiteSessionStoreTests {
     @Test("a new file is created, migrated, and reads nothing")
     func freshFile() throws {
-        let directory = TemporaryDirectory()
+        let directory = try TemporaryDirectory()
         let store = try SQLiteSessionStore(path: directory.databasePath)
         #expect(try store.session(id: "missing") == nil)
         #expect(try store.integrityCheck() == ["ok"])
@@ -68,7 +57,7 @@ struct SQLiteSessionStoreTests {
 
     @Test("a saved session reads back exactly, payload numbers and text included")
     func roundTrip() throws {
-        let directory = TemporaryDirectory()
+        let directory = try TemporaryDirectory()
         let store = try SQLiteSessionStore(path: directory.databasePath)
         let session = sampleSession("s1")
         try store.commit([save(session)])
@@ -77,7 +66,7 @@ struct SQLiteSessionStoreTests {
 
     @Test("a later version overwrites; createdAt stays; delete removes")
     func overwriteAndDelete() throws {
-        let directory = TemporaryDirectory()
+        let directory = try TemporaryDirectory()
         let store = try SQLiteSessionStore(path: directory.databasePath)
         try store.commit([save(sampleSession("s1"))])
         var next = sampleSession("s1", version: 2, stackSize: 1)
@@ -93,7 +82,7 @@ struct SQLiteSessionStoreTests {
 
     @Test("many writes in one commit all land, and survive reopening the file")
     func batchAndReopen() throws {
-        let directory = TemporaryDirectory()
+        let directory = try TemporaryDirectory()
         let sessions = (0..<50).map { sampleSession("s\($0)", stackSize: $0 % 4) }
         do {
             let store = try SQLiteSessionStore(path: directory.databasePath, durability: .full)
@@ -108,7 +97,7 @@ struct SQLiteSessionStoreTests {
 
     @Test("under a steady stream of commits the WAL stays bounded (checkpointed off the writer), and every commit reads back")
     func walStaysBounded() throws {
-        let directory = TemporaryDirectory()
+        let directory = try TemporaryDirectory()
         let store = try SQLiteSessionStore(path: directory.databasePath)
         let walPath = directory.databasePath + "-wal"
         var latest: [String: Session] = [:]
@@ -143,7 +132,7 @@ struct SQLiteSessionStoreTests {
 
     @Test("a schema-1 database is migrated in place: sessions, dismissed presentations, the event log and expiry kept")
     func migratesSchemaOne() throws {
-        let directory = TemporaryDirectory()
+        let directory = try TemporaryDirectory()
         let live = sampleSession("live")
         let retired = dismissed(live.stack[0], at: 1_790_000_000_900)
         let now = Timestamp(millisecondsSinceEpoch: 1_790_000_001_000)
@@ -185,7 +174,7 @@ struct SQLiteSessionStoreTests {
 
     @Test("expiry follows every save, whether it stays in its minute's bucket or moves to another")
     func expiryFollowsSaves() throws {
-        let directory = TemporaryDirectory()
+        let directory = try TemporaryDirectory()
         let store = try SQLiteSessionStore(path: directory.databasePath)
         var session = sampleSession("s")
         session.ttlSeconds = 10
@@ -201,7 +190,7 @@ struct SQLiteSessionStoreTests {
 
     @Test("dismissed presentations stay readable, the newest 64 per session, and go with their session")
     func dismissedHistory() throws {
-        let directory = TemporaryDirectory()
+        let directory = try TemporaryDirectory()
         let store = try SQLiteSessionStore(path: directory.databasePath)
         let template = sampleSession("s1").stack[0]
         var session = sampleSession("s1")
@@ -229,7 +218,7 @@ struct SQLiteSessionStoreTests {
 
     @Test("the event log keeps the newest changes per session, in order, and pages by events")
     func eventLog() throws {
-        let directory = TemporaryDirectory()
+        let directory = try TemporaryDirectory()
         let store = try SQLiteSessionStore(path: directory.databasePath, eventLogSize: 5)
         var session = sampleSession("s1")
         for version in 1...8 {
@@ -249,7 +238,7 @@ struct SQLiteSessionStoreTests {
 
     @Test("an idempotent response is stored with its change, read back exactly, and expires")
     func idempotentResponses() throws {
-        let directory = TemporaryDirectory()
+        let directory = try TemporaryDirectory()
         let store = try SQLiteSessionStore(path: directory.databasePath)
         let response = StoredResponse(
             scope: "s1", key: "k-1", fingerprint: Array("POST /x\n{}".utf8), status: 201,
@@ -271,7 +260,7 @@ struct SQLiteSessionStoreTests {
 
     @Test("a file that is not a database is refused and left untouched")
     func garbageFile() throws {
-        let directory = TemporaryDirectory()
+        let directory = try TemporaryDirectory()
         let garbage = Data((0..<4096).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) })
         try garbage.write(to: URL(fileURLWithPath: directory.databasePath))
         let error = #expect(throws: StoreError.self) { try SQLiteSessionStore(path: directory.databasePath) }
@@ -281,7 +270,7 @@ struct SQLiteSessionStoreTests {
 
     @Test("another application's SQLite database is refused and left untouched")
     func foreignDatabase() throws {
-        let directory = TemporaryDirectory()
+        let directory = try TemporaryDirectory()
         let sqlite = Process()
         sqlite.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         sqlite.arguments = ["python3", "-c", "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('create table notes(x)'); c.commit()", directory.databasePath]
@@ -303,7 +292,7 @@ struct SQLiteSessionStoreTests {
 
     @Test("the health check passes on a writable database")
     func health() throws {
-        let directory = TemporaryDirectory()
+        let directory = try TemporaryDirectory()
         let store = try SQLiteSessionStore(path: directory.databasePath)
         try store.checkHealth()
     }

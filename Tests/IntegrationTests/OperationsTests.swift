@@ -84,8 +84,7 @@ struct OperationsTests {
         let replaced = try client.call("PUT", "/v1/sessions/\(uniqueSessionID())/stack", json: ["stack": [["destination": "a"]]])
         try #require(replaced.status == 200)
         // Counted once the commit is done, which may be just after the answer went out.
-        let deadline = ContinuousClock.now.advanced(by: .seconds(5))
-        while try events(.replaced) == 0 && ContinuousClock.now < deadline {}
+        _ = try waitUntil { try events(.replaced) != 0 }
         #expect(try events(.replaced) == 1)
         #expect(try events(.presented) == 0)
     }
@@ -122,10 +121,8 @@ struct OperationsTests {
         Thread.sleep(forTimeInterval: 1.3)
         #expect(try client.call("GET", "/v1/sessions/\(short)").status == 404)
         #expect(try client.call("GET", "/v1/sessions/\(long)").status == 200)
-        var swept = false
-        for _ in 0..<40 where !swept {
-            swept = metric(try client.send(method: "GET", path: "/metrics").text, "modalstack_sessions") == 1
-            if !swept { Thread.sleep(forTimeInterval: 0.25) }
+        let swept = try waitUntil(timeout: .seconds(10), pollingEvery: .milliseconds(250)) {
+            metric(try client.send(method: "GET", path: "/metrics").text, "modalstack_sessions") == 1
         }
         #expect(swept)
         let fresh = try client.call("POST", "/v1/sessions/\(short)/presentations", json: ["destination": "b"])

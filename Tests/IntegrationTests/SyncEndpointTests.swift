@@ -164,10 +164,8 @@ struct WatchEndpointTests {
             done.signal()
         }
         // Present only once the poll is held, as the server's own gauge says.
-        var held = false
-        for _ in 0..<100 where !held {
-            held = metric(try server.client().send(method: "GET", path: "/metrics").text, "modalstack_long_polls_waiting") == 1
-            if !held { Thread.sleep(forTimeInterval: 0.05) }
+        let held = try waitUntil(timeout: .seconds(5), pollingEvery: .milliseconds(50)) {
+            metric(try server.client().send(method: "GET", path: "/metrics").text, "modalstack_long_polls_waiting") == 1
         }
         #expect(held)
         #expect(answer.withLock { $0 } == nil)

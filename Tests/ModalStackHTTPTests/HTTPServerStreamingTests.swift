@@ -347,7 +347,7 @@ import Testing
             while stream.write(block) {
                 written += block.count
                 if written > 512 << 20 { break }
-                _ = waitUntil(timeoutSeconds: 0.2) { stream.bufferedCount == 0 }
+                _ = waitUntil(timeout: .milliseconds(200)) { stream.bufferedCount == 0 }
             }
             print("a client that does not read: \(written) bytes accepted before the stream closed")
             #expect(written <= 512 << 20, "the stream never closed")
@@ -432,9 +432,7 @@ import Testing
                 _ = try client.openStream(path: "/abandoned")
                 client.close()  // the server notices the hang-up and ends the stream
             }
-            let clock = ContinuousClock()
-            let deadline = clock.now.advanced(by: .seconds(5))
-            while seen.withLock({ $0.contains { $0.stream != nil } }) && clock.now < deadline { usleep(1_000) }
+            _ = waitUntil { !seen.withLock { $0.contains { $0.stream != nil } } }
             #expect(seen.withLock { $0.count } == 20)
             #expect(seen.withLock { $0.filter { $0.stream != nil }.count } == 0)
         }
@@ -482,8 +480,8 @@ final class StreamBox: Sendable {
     }
 
     /// Waits (polling) until `count` streams were started; false on timeout.
-    func wait(for count: Int, timeoutSeconds: Double = 10) -> Bool {
-        waitUntil(timeoutSeconds: timeoutSeconds) { self.streams.withLock { $0.count } >= count }
+    func wait(for count: Int, timeout: Duration = .seconds(10)) -> Bool {
+        waitUntil(timeout: timeout) { self.streams.withLock { $0.count } >= count }
     }
 }
 
@@ -494,17 +492,6 @@ final class Counter: Sendable {
     func increment() { count.withLock { $0 += 1 } }
 
     var value: Int { count.withLock { $0 } }
-}
-
-/// Polls `condition` every millisecond until it holds (true) or `timeoutSeconds` pass (false).
-func waitUntil(timeoutSeconds: Double = 5, _ condition: () -> Bool) -> Bool {
-    let clock = ContinuousClock()
-    let deadline = clock.now.advanced(by: .milliseconds(Int(timeoutSeconds * 1000)))
-    while !condition() {
-        if clock.now > deadline { return false }
-        usleep(1_000)
-    }
-    return true
 }
 
 /// User plus system CPU time of this process so far.

@@ -1,6 +1,7 @@
 import Glibc
 import Locking
 import ModalStackHTTP
+import ModalStackTestSupport
 import Testing
 
 /// The application-side rendering of rejections used by every live test.
@@ -75,14 +76,8 @@ final class ReplyBox: Sendable {
     }
 
     /// Waits (polling) until `count` replies are held; false on timeout.
-    func wait(for count: Int, timeoutSeconds: Double = 10) -> Bool {
-        let clock = ContinuousClock()
-        let deadline = clock.now.advanced(by: .milliseconds(Int(timeoutSeconds * 1000)))
-        while self.count < count {
-            if clock.now > deadline { return false }
-            usleep(1_000)
-        }
-        return true
+    func wait(for count: Int, timeout: Duration = .seconds(10)) -> Bool {
+        waitUntil(timeout: timeout) { self.count >= count }
     }
 }
 
@@ -110,14 +105,8 @@ final class CompletionLog: Sendable {
 
     /// Waits (polling) until `count` requests were reported; false on timeout. The hook runs after
     /// the response went out, so a client may read it before the hook has run.
-    func wait(for count: Int, timeoutSeconds: Double = 5) -> Bool {
-        let clock = ContinuousClock()
-        let deadline = clock.now.advanced(by: .milliseconds(Int(timeoutSeconds * 1000)))
-        while records.withLock({ $0.count }) < count {
-            if clock.now > deadline { return false }
-            usleep(1_000)
-        }
-        return true
+    func wait(for count: Int, timeout: Duration = .seconds(5)) -> Bool {
+        waitUntil(timeout: timeout) { self.records.withLock { $0.count } >= count }
     }
 }
 

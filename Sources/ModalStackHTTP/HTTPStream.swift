@@ -26,8 +26,6 @@ public final class HTTPStream: Sendable {
         var closeHandlers: [@Sendable () -> Void] = []
         /// The hang-up watcher's registration while the connection is suspended.
         var watch: UInt64?
-        /// How often libmicrohttpd asked for data (tests check that idle streams are not polled).
-        var readerCalls = 0
     }
 
     private let destination: Destination
@@ -131,7 +129,6 @@ public final class HTTPStream: Sendable {
     /// are none, or ends the body. Returns the reader callback's result.
     func read(into buffer: UnsafeMutableRawBufferPointer) -> Int {
         guarded.withLock { guarded in
-            guarded.readerCalls += 1
             switch guarded.machine.read(into: buffer) {
             case .bytes(let count):
                 return count
@@ -174,19 +171,9 @@ public final class HTTPStream: Sendable {
         for handler in handlers { handler() }
     }
 
-    /// How often libmicrohttpd's content reader was called.
-    var readerCalls: Int {
-        guarded.withLock { $0.readerCalls }
-    }
-
     /// Bytes libmicrohttpd took for sending so far.
     var deliveredCount: Int {
         guarded.withLock { $0.machine.deliveredCount }
-    }
-
-    /// Bytes written and not yet taken by libmicrohttpd.
-    var bufferedCount: Int {
-        guarded.withLock { $0.machine.bufferedCount }
     }
 
     // MARK: Helpers (under the lock)

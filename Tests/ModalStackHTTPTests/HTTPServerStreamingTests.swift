@@ -32,6 +32,8 @@ import Testing
             let stream = try streams.started(0)
 
             let clock = ContinuousClock()
+            let start = clock.now
+            let workerCPUBefore = streams.workerCPUSeconds
             let sentAt = LockedValue<[ContinuousClock.Instant]>([])
             startThread {
                 for n in 0..<20 {
@@ -49,7 +51,11 @@ import Testing
             }
             // Typically well under a millisecond; generous for a loaded machine.
             #expect(slowest < .milliseconds(500), "slowest event took \(slowest)")
-            #expect(stream.readerCalls < 200)
+            // Between events the connection is suspended: its worker thread sleeps, rather than
+            // asking the reader for more again and again.
+            let workerCPU = streams.workerCPUSeconds - workerCPUBefore
+            let elapsed = seconds(clock.now - start)
+            #expect(workerCPU < elapsed / 4, "the worker thread was busy \(workerCPU) s of \(elapsed) s")
             stream.close()
             #expect(try client.readChunk() == nil)
         }
@@ -180,8 +186,7 @@ import Testing
             let stream = try streams.started(0)
             let closes = Counter()
             stream.onClose { closes.increment() }
-            #expect(waitUntil { stream.readerCalls >= 1 })  // idle: the connection is suspended
-            usleep(20_000)
+            usleep(20_000)  // idle: nothing was written, so the connection is suspended by now
             client.close()
             // Noticed without any write (the hang-up watcher).
             #expect(waitUntil { closes.value == 1 })
@@ -234,7 +239,6 @@ import Testing
             // Half of them have unsent bytes when the server stops; the others are idle.
             if n.isMultiple(of: 2) { stream.write("data: \(n)\n\n") }
         }
-        #expect(waitUntil { (0..<6).allSatisfy { streams.stream($0).readerCalls >= 1 } })
 
         let clock = ContinuousClock()
         let start = clock.now
@@ -303,19 +307,22 @@ import Testing
             }
             #expect(streams.wait(for: count))
             let all = streams.all.map(\.stream)
-            // Each reader was called once, found nothing and suspended its connection.
-            #expect(waitUntil { all.allSatisfy { $0.readerCalls >= 1 } })
-            let callsBefore = all.map(\.readerCalls).reduce(0, +)
+            // Each reader found nothing to send and suspended its connection: the worker threads that
+            // serve them have nothing to do.
+            let workerCPUBefore = streams.workerCPUSeconds
             let cpuBefore = processCPUSeconds()
             let clock = ContinuousClock()
             let start = clock.now
             usleep(2_000_000)
             let cpu = processCPUSeconds() - cpuBefore
-            let elapsed = clock.now - start
-            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-            print("200 idle streams: whole test process used \(cpu) s CPU in \(seconds) s (\(Int(cpu / seconds * 1000)) ‰)")
-            // A busy loop calls the readers millions of times a second.
-            #expect(all.map(\.readerCalls).reduce(0, +) == callsBefore)
+            let workerCPU = streams.workerCPUSeconds - workerCPUBefore
+            let elapsed = seconds(clock.now - start)
+            let permille = Int(cpu / elapsed * 1000)
+            print(
+                "200 idle streams: whole test process used \(cpu) s CPU in \(elapsed) s (\(permille) ‰),"
+                    + " the server's worker threads \(workerCPU) s")
+            // A busy loop calls the readers millions of times a second, keeping the worker threads busy.
+            #expect(workerCPU < elapsed / 20, "the worker threads were busy \(workerCPU) s of \(elapsed) s")
 
             for stream in all { stream.write("data: wake\n\n") }
             for client in clients {
@@ -347,7 +354,7 @@ import Testing
             while stream.write(block) {
                 written += block.count
                 if written > 512 << 20 { break }
-                _ = waitUntil(timeout: .milliseconds(200)) { stream.bufferedCount == 0 }
+                _ = waitUntil(timeout: .milliseconds(200)) { stream.deliveredCount == written }
             }
             print("a client that does not read: \(written) bytes accepted before the stream closed")
             #expect(written <= 512 << 20, "the stream never closed")
@@ -462,9 +469,18 @@ import Testing
 /// Streams started by handlers, for the test to write to.
 final class StreamBox: Sendable {
     private let streams = LockedValue<[(request: HTTPRequest, stream: HTTPStream)]>([])
+    /// The worker threads the handlers ran on: each connection's content reader runs there too.
+    private let workerClocks = LockedValue<Set<ThreadCPUClock>>([])
 
+    /// Called by the handler that started `stream`, on its connection's worker thread.
     func append(_ request: HTTPRequest, _ stream: HTTPStream) {
+        workerClocks.withLock { _ = $0.insert(.current()) }
         streams.withLock { $0.append((request, stream)) }
+    }
+
+    /// The CPU time used so far by the worker threads that started the streams (and read them).
+    var workerCPUSeconds: Double {
+        workerClocks.withLock { $0 }.reduce(0) { $0 + $1.seconds }
     }
 
     var all: [(request: HTTPRequest, stream: HTTPStream)] { streams.withLock { $0 } }
@@ -492,6 +508,32 @@ final class Counter: Sendable {
     func increment() { count.withLock { $0 += 1 } }
 
     var value: Int { count.withLock { $0 } }
+}
+
+/// The CPU time of one thread, readable from any thread while that one lives: unlike the whole
+/// process's, it does not count the tests running at the same time.
+struct ThreadCPUClock: Hashable, Sendable {
+    private let id: clockid_t
+
+    /// The calling thread's clock.
+    static func current() -> ThreadCPUClock {
+        var id = clockid_t()
+        let status = pthread_getcpuclockid(pthread_self(), &id)
+        precondition(status == 0, "pthread_getcpuclockid failed: \(status)")
+        return ThreadCPUClock(id: id)
+    }
+
+    /// The CPU time the thread has used so far.
+    var seconds: Double {
+        var time = timespec()
+        clock_gettime(id, &time)
+        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+    }
+}
+
+/// `duration` in seconds.
+func seconds(_ duration: Duration) -> Double {
+    Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
 }
 
 /// User plus system CPU time of this process so far.

@@ -10,7 +10,7 @@ var package = Package(
     name: "ModalStack",
     platforms: [.macOS(.v15)],
     products: [
-        .executable(name: "modalstack", targets: ["modalstack"]),
+        .executable(name: "modalstack", targets: ["modalstack"])
     ],
     targets: [
         .systemLibrary(

@@ -104,6 +104,7 @@ public struct AccessLog: Sendable {
     }
 
     private static func quoted(_ value: String) -> String {
-        value.contains(where: { $0 == " " || $0 == "\"" || $0 == "=" }) || value.isEmpty ? JSONValue.string(value).jsonText : value
+        value.contains(where: { $0 == " " || $0 == "\"" || $0 == "=" }) || value.isEmpty
+            ? JSONValue.string(value).jsonText : value
     }
 }

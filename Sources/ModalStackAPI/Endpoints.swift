@@ -21,7 +21,9 @@ struct Endpoints: Sendable {
         }
         change(&router, "POST", "/v1/sessions", createSessionWithServerID)
         change(&router, "PUT", "/v1/sessions/{sessionId}", putSession)
-        router.addDeferred("GET", "/v1/sessions/{sessionId}") { request, reply in watch.getSession(request, reply: reply) }
+        router.addDeferred("GET", "/v1/sessions/{sessionId}") { request, reply in
+            watch.getSession(request, reply: reply)
+        }
         change(&router, "DELETE", "/v1/sessions/{sessionId}", deleteSession)
         change(&router, "POST", "/v1/sessions/{sessionId}/presentations", present)
         route(&router, "GET", "/v1/sessions/{sessionId}/presentations/{presentationId}", getPresentation)
@@ -76,10 +78,17 @@ struct Endpoints: Sendable {
         let sessions = (try? service.store.sessionCount()).map(Double.init) ?? .nan
         let text = metrics.render(gauges: [
             ("modalstack_sessions", "Sessions stored.", sessions),
-            ("modalstack_long_polls_waiting", "Long polls held, waiting for a change.", Double(metrics.longPollsWaiting.load(ordering: .relaxed))),
-            ("modalstack_event_streams_open", "Server-Sent Event streams open.", Double(metrics.eventStreamsOpen.load(ordering: .relaxed))),
+            (
+                "modalstack_long_polls_waiting", "Long polls held, waiting for a change.",
+                Double(metrics.longPollsWaiting.load(ordering: .relaxed))
+            ),
+            (
+                "modalstack_event_streams_open", "Server-Sent Event streams open.",
+                Double(metrics.eventStreamsOpen.load(ordering: .relaxed))
+            ),
         ])
-        return HTTPResponse(status: 200, headers: ["Content-Type": "text/plain; version=0.0.4; charset=utf-8"], body: Array(text.utf8))
+        return HTTPResponse(
+            status: 200, headers: ["Content-Type": "text/plain; version=0.0.4; charset=utf-8"], body: Array(text.utf8))
     }
 
     // MARK: Sessions
@@ -94,7 +103,8 @@ struct Endpoints: Sendable {
     private func putSession(_ request: HTTPRequest, reply: HTTPReply) throws {
         let id = try request.sessionID()
         let options = try SessionOptions(json: try request.jsonBody(emptyBody: [:]))
-        try service.submit(.create(options), onSession: id, createIfMissing: true, request: request, reply: reply) { outcome in
+        try service.submit(.create(options), onSession: id, createIfMissing: true, request: request, reply: reply) {
+            outcome in
             outcome.changed ? sessionCreated(outcome) : Responses.session(200, outcome.session)
         }
     }
@@ -114,7 +124,8 @@ struct Endpoints: Sendable {
     private func present(_ request: HTTPRequest, reply: HTTPReply) throws {
         let sessionID = try request.sessionID()
         let command = Command.present(try PresentRequest(json: try request.jsonBody()))
-        try service.submit(command, onSession: sessionID, createIfMissing: true, request: request, reply: reply) { outcome in
+        try service.submit(command, onSession: sessionID, createIfMissing: true, request: request, reply: reply) {
+            outcome in
             let subject: Responses.ChangeSubject
             let status: Int
             var headers = HTTPHeaders()
@@ -151,7 +162,8 @@ struct Endpoints: Sendable {
         let sessionID = try request.sessionID()
         let presentationID = request.pathParameters["presentationId"] ?? ""
         let command = Command.update(presentationID: presentationID, try UpdateRequest(json: try request.jsonBody()))
-        try service.submit(command, onSession: sessionID, createIfMissing: false, request: request, reply: reply) { outcome in
+        try service.submit(command, onSession: sessionID, createIfMissing: false, request: request, reply: reply) {
+            outcome in
             guard case .updated(let presentation) = outcome.effect else { preconditionFailure("an update updates") }
             return Responses.change(200, .presentation(presentation), outcome)
         }
@@ -170,9 +182,15 @@ struct Endpoints: Sendable {
         try dismissed(dismiss, onSession: sessionID, request: request, reply: reply)
     }
 
-    private func dismissed(_ dismiss: DismissRequest, onSession sessionID: String, request: HTTPRequest, reply: HTTPReply) throws {
-        try service.submit(.dismiss(dismiss), onSession: sessionID, createIfMissing: false, request: request, reply: reply) { outcome in
-            guard case .dismissed(let removed) = outcome.effect else { preconditionFailure("a dismiss always dismisses") }
+    private func dismissed(
+        _ dismiss: DismissRequest, onSession sessionID: String, request: HTTPRequest, reply: HTTPReply
+    ) throws {
+        try service.submit(
+            .dismiss(dismiss), onSession: sessionID, createIfMissing: false, request: request, reply: reply
+        ) { outcome in
+            guard case .dismissed(let removed) = outcome.effect else {
+                preconditionFailure("a dismiss always dismisses")
+            }
             return Responses.change(200, .dismissed(removed), outcome)
         }
     }
@@ -180,7 +198,8 @@ struct Endpoints: Sendable {
     private func replaceStack(_ request: HTTPRequest, reply: HTTPReply) throws {
         let sessionID = try request.sessionID()
         let command = Command.replaceStack(try ReplaceStackRequest(json: try request.jsonBody()))
-        try service.submit(command, onSession: sessionID, createIfMissing: true, request: request, reply: reply) { outcome in
+        try service.submit(command, onSession: sessionID, createIfMissing: true, request: request, reply: reply) {
+            outcome in
             Responses.change(200, .dismissed(outcome.retired), outcome)
         }
     }
@@ -195,7 +214,8 @@ struct Endpoints: Sendable {
         let sessionID = try request.sessionID()
         let session = try service.session(id: sessionID)
         let after = try request.integerQuery("after", in: 0...Int64.max) ?? 0
-        let limit = Int(try request.integerQuery("limit", in: 1...Int64(Self.maxEventPage)) ?? Int64(Self.defaultEventPage))
+        let limit = Int(
+            try request.integerQuery("limit", in: 1...Int64(Self.maxEventPage)) ?? Int64(Self.defaultEventPage))
         let changes = try service.store.changes(sessionID: sessionID, after: after, eventLimit: limit)
         let last = changes.last?.version ?? after
         let next: JSONValue =

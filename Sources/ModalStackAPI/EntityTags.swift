@@ -49,7 +49,8 @@ extension String {
     /// Without leading and trailing spaces and tabs.
     var trimmingSpaces: String {
         let isSpace: (UInt8) -> Bool = { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }
-        guard let first = utf8.firstIndex(where: { !isSpace($0) }), let last = utf8.lastIndex(where: { !isSpace($0) }) else {
+        guard let first = utf8.firstIndex(where: { !isSpace($0) }), let last = utf8.lastIndex(where: { !isSpace($0) })
+        else {
             return ""
         }
         return first == startIndex && utf8.index(after: last) == endIndex ? self : String(self[first...last])

@@ -49,7 +49,8 @@ final class Metrics: Sendable {
     func recordRequest(method: String, route: String?, status: Int, seconds: Double) {
         let route = route ?? "unmatched"
         state.withLock { state in
-            state.routes[route, default: RouteRequests()].record(method: method, statusClass: status / 100, seconds: seconds)
+            state.routes[route, default: RouteRequests()].record(
+                method: method, statusClass: status / 100, seconds: seconds)
         }
     }
 
@@ -69,18 +70,24 @@ final class Metrics: Sendable {
     func render(gauges: [(name: String, help: String, value: Double)]) -> String {
         let state = state.withLock { $0 }
         var text = ""
-        text += "# HELP modalstack_http_requests_total HTTP requests answered, by method, route template and status class.\n"
+        text +=
+            "# HELP modalstack_http_requests_total HTTP requests answered, by method, route template and status class.\n"
         text += "# TYPE modalstack_http_requests_total counter\n"
         let counts = state.routes.flatMap { route, requests in
             requests.counts.map { (method: $0.method, route: route, statusClass: $0.statusClass, count: $0.count) }
         }
-        for series in counts.sorted(by: { ($0.method, $0.route, $0.statusClass) < ($1.method, $1.route, $1.statusClass) }) {
-            text += "modalstack_http_requests_total{method=\"\(series.method)\",route=\"\(series.route)\",status=\"\(series.statusClass)xx\"} \(series.count)\n"
+        for series in counts.sorted(by: {
+            ($0.method, $0.route, $0.statusClass) < ($1.method, $1.route, $1.statusClass)
+        }) {
+            text +=
+                "modalstack_http_requests_total{method=\"\(series.method)\",route=\"\(series.route)\",status=\"\(series.statusClass)xx\"} \(series.count)\n"
         }
-        text += "# HELP modalstack_http_request_duration_seconds Time from the request to its answer, by route template.\n"
+        text +=
+            "# HELP modalstack_http_request_duration_seconds Time from the request to its answer, by route template.\n"
         text += "# TYPE modalstack_http_request_duration_seconds histogram\n"
         for (route, requests) in state.routes.sorted(by: { $0.key < $1.key }) {
-            text += Self.render(requests.durations, name: "modalstack_http_request_duration_seconds", labels: "route=\"\(route)\",")
+            text += Self.render(
+                requests.durations, name: "modalstack_http_request_duration_seconds", labels: "route=\"\(route)\",")
         }
         text += "# HELP modalstack_db_commit_duration_seconds Time to commit a change to SQLite.\n"
         text += "# TYPE modalstack_db_commit_duration_seconds histogram\n"
@@ -89,15 +96,19 @@ final class Metrics: Sendable {
         text += "# TYPE modalstack_presentation_events_total counter\n"
         // Every event from the start, at 0 until it happens (Prometheus' advice for known labels).
         for kind in SessionEvent.Kind.presentationEvents {
-            text += "modalstack_presentation_events_total{event=\"\(kind.rawValue)\"} \(state.presentationEvents[kind] ?? 0)\n"
+            text +=
+                "modalstack_presentation_events_total{event=\"\(kind.rawValue)\"} \(state.presentationEvents[kind] ?? 0)\n"
         }
         for gauge in gauges {
-            text += "# HELP \(gauge.name) \(gauge.help)\n# TYPE \(gauge.name) gauge\n\(gauge.name) \(Self.number(gauge.value))\n"
+            text +=
+                "# HELP \(gauge.name) \(gauge.help)\n# TYPE \(gauge.name) gauge\n\(gauge.name) \(Self.number(gauge.value))\n"
         }
         let (rss, cpu) = Self.processUsage()
-        text += "# HELP process_resident_memory_bytes Resident memory size in bytes.\n# TYPE process_resident_memory_bytes gauge\n"
+        text +=
+            "# HELP process_resident_memory_bytes Resident memory size in bytes.\n# TYPE process_resident_memory_bytes gauge\n"
         text += "process_resident_memory_bytes \(rss)\n"
-        text += "# HELP process_cpu_seconds_total User and system CPU time spent, in seconds.\n# TYPE process_cpu_seconds_total counter\n"
+        text +=
+            "# HELP process_cpu_seconds_total User and system CPU time spent, in seconds.\n# TYPE process_cpu_seconds_total counter\n"
         text += "process_cpu_seconds_total \(Self.number(cpu))\n"
         return text
     }

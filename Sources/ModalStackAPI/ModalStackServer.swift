@@ -22,7 +22,8 @@ public final class ModalStackServer: Sendable {
         let apiKeys = try configuration.apiKeys + (configuration.apiKeyFile.map(Self.loadKeys) ?? [])
         try Self.createParentDirectory(of: configuration.databasePath)
         let store = try SQLiteSessionStore(
-            path: configuration.databasePath, durability: configuration.durability, eventLogSize: configuration.eventLogSize,
+            path: configuration.databasePath, durability: configuration.durability,
+            eventLogSize: configuration.eventLogSize,
             idempotencyLifetimeMilliseconds: Int64(configuration.idempotencyLifetimeSeconds) * 1000,
             maxSizeBytes: configuration.maxDatabaseBytes > 0 ? Int64(configuration.maxDatabaseBytes) : nil)
         let metrics = Metrics()
@@ -30,7 +31,8 @@ public final class ModalStackServer: Sendable {
             maxDepth: configuration.maxDepth, queueSize: configuration.queueSize,
             sessionTTLSeconds: Int64(configuration.sessionTTLSeconds))
         let service = SessionService(
-            store: store, rules: rules, catalog: catalog, requiresIfMatch: configuration.requireIfMatch, metrics: metrics,
+            store: store, rules: rules, catalog: catalog, requiresIfMatch: configuration.requireIfMatch,
+            metrics: metrics,
             workingSetCapacity: configuration.workingSetSessions)
         let readiness = Readiness()
         let watch = SessionWatch(
@@ -39,7 +41,8 @@ public final class ModalStackServer: Sendable {
         let endpoints = Endpoints(service: service, readiness: readiness, watch: watch, metrics: metrics)
         var router = Router(
             notFound: { request in Problem.routeNotFound(request.path).response },
-            methodNotAllowed: { request, allowed in Problem.methodNotAllowed(request.method, allowed: allowed).response })
+            methodNotAllowed: { request, allowed in Problem.methodNotAllowed(request.method, allowed: allowed).response
+            })
         endpoints.register(on: &router)
         let accessLog = AccessLog(format: configuration.logFormat, minimumLevel: configuration.logLevel)
         var httpConfiguration = HTTPServer.Configuration()
@@ -51,19 +54,24 @@ public final class ModalStackServer: Sendable {
         httpConfiguration.maxBodyBytes = configuration.maxBodyBytes
         httpConfiguration.onRequestCompleted = { completed in
             metrics.recordRequest(
-                method: completed.method, route: completed.routeTemplate, status: completed.status, seconds: completed.duration)
+                method: completed.method, route: completed.routeTemplate, status: completed.status,
+                seconds: completed.duration)
             accessLog.write(
                 AccessLog.Entry(
-                    time: Clock.now(), method: completed.method, route: completed.routeTemplate, status: completed.status,
-                    durationSeconds: completed.duration, bytes: completed.responseBodyBytes, requestID: completed.requestID,
+                    time: Clock.now(), method: completed.method, route: completed.routeTemplate,
+                    status: completed.status,
+                    durationSeconds: completed.duration, bytes: completed.responseBodyBytes,
+                    requestID: completed.requestID,
                     completed: completed.endedNormally))
         }
-        let responder = Authentication(next: router, keys: apiKeys, protectsOperations: configuration.authenticateOperations)
+        let responder = Authentication(
+            next: router, keys: apiKeys, protectsOperations: configuration.authenticateOperations)
         self.http = HTTPServer(configuration: httpConfiguration, responder: responder, rejections: Self.render)
         self.store = store
         self.service = service
         self.readiness = readiness
-        self.sweeper = ExpirySweeper(service: service, intervalSeconds: min(max(configuration.sessionTTLSeconds / 4, 1), 60))
+        self.sweeper = ExpirySweeper(
+            service: service, intervalSeconds: min(max(configuration.sessionTTLSeconds / 4, 1), 60))
     }
 
     /// Starts listening and sweeping; from here on the server is ready.
@@ -96,15 +104,20 @@ public final class ModalStackServer: Sendable {
         switch rejection {
         case .bodyTooLarge(let limit): Problem.bodyTooLarge(limit: limit).response
         case .uriTooLong(let limit):
-            Problem(slug: "uri-too-long", status: 414, title: "URI too long", detail: "the request target is longer than \(limit) bytes").response
+            Problem(
+                slug: "uri-too-long", status: 414, title: "URI too long",
+                detail: "the request target is longer than \(limit) bytes"
+            ).response
         case .headersTooLarge(let limit):
             Problem(
                 slug: "headers-too-large", status: 431, title: "Request header fields too large",
-                detail: "the request headers are larger than \(limit) bytes").response
+                detail: "the request headers are larger than \(limit) bytes"
+            ).response
         case .ambiguousBodyLength:
             Problem(
                 slug: "ambiguous-body-length", status: 400, title: "Ambiguous body length",
-                detail: "send one Content-Length or Transfer-Encoding: chunked, not both and not two lengths").response
+                detail: "send one Content-Length or Transfer-Encoding: chunked, not both and not two lengths"
+            ).response
         case .serverStopping: Problem.serverStopping().response
         }
     }
@@ -123,7 +136,9 @@ public final class ModalStackServer: Sendable {
         let text = String(decoding: try readFile(path, setting: "api-key-file"), as: UTF8.self)
         let keys = text.split(whereSeparator: \.isNewline).map { String($0).trimmingSpaces }
             .filter { !$0.isEmpty && !$0.hasPrefix("#") }
-        guard !keys.isEmpty else { throw ConfigurationFileError(setting: "api-key-file", path: path, message: "holds no key") }
+        guard !keys.isEmpty else {
+            throw ConfigurationFileError(setting: "api-key-file", path: path, message: "holds no key")
+        }
         return keys
     }
 
@@ -150,7 +165,8 @@ public final class ModalStackServer: Sendable {
         for component in directory.split(separator: "/") {
             prefix += component + "/"
             if mkdir(prefix, 0o755) != 0 && errno != EEXIST {
-                throw StoreError(.unavailable, "cannot create the database directory \(prefix): \(String(cString: strerror(errno)))")
+                throw StoreError(
+                    .unavailable, "cannot create the database directory \(prefix): \(String(cString: strerror(errno)))")
             }
         }
     }

@@ -38,7 +38,9 @@ struct Problem: Error {
 
 extension Problem {
     static func malformedJSON(_ reason: String) -> Problem {
-        Problem(slug: "malformed-json", status: 400, title: "Malformed JSON", detail: "the request body is not valid JSON: \(reason)")
+        Problem(
+            slug: "malformed-json", status: 400, title: "Malformed JSON",
+            detail: "the request body is not valid JSON: \(reason)")
     }
 
     static func invalidSessionID() -> Problem {
@@ -123,7 +125,8 @@ extension Problem {
             slug: "unauthorized", status: 401, title: "Unauthorized",
             detail: keyGiven ? "the API key is not valid" : "send an API key as Authorization: Bearer <key>")
         problem.headers.set(
-            "WWW-Authenticate", keyGiven ? #"Bearer realm="modalstack", error="invalid_token""# : #"Bearer realm="modalstack""#)
+            "WWW-Authenticate",
+            keyGiven ? #"Bearer realm="modalstack", error="invalid_token""# : #"Bearer realm="modalstack""#)
         return problem
     }
 
@@ -135,7 +138,8 @@ extension Problem {
 
     static func serverStopping() -> Problem {
         var problem = Problem(
-            slug: "server-stopping", status: 503, title: "Server stopping", detail: "the server is shutting down; retry")
+            slug: "server-stopping", status: 503, title: "Server stopping", detail: "the server is shutting down; retry"
+        )
         problem.headers.set("Retry-After", "1")
         return problem
     }
@@ -165,13 +169,19 @@ extension Problem {
     init(_ error: StoreError) {
         switch error.kind {
         case .full:
-            self.init(slug: "storage-full", status: 507, title: "Storage full", detail: "no space left to store the change; nothing was changed")
+            self.init(
+                slug: "storage-full", status: 507, title: "Storage full",
+                detail: "no space left to store the change; nothing was changed")
             headers.set("Retry-After", "30")
         case .unavailable:
-            self.init(slug: "storage-unavailable", status: 503, title: "Storage unavailable", detail: "the database cannot be used right now; nothing was changed")
+            self.init(
+                slug: "storage-unavailable", status: 503, title: "Storage unavailable",
+                detail: "the database cannot be used right now; nothing was changed")
             headers.set("Retry-After", "5")
         case .corrupt, .failed:
-            self.init(slug: "storage-failed", status: 500, title: "Storage failed", detail: "the database failed; nothing was changed")
+            self.init(
+                slug: "storage-failed", status: 500, title: "Storage failed",
+                detail: "the database failed; nothing was changed")
         }
     }
 }

@@ -19,7 +19,9 @@ enum Responses {
     }
 
     /// A view of a session's state, tagged with the session's version.
-    static func session(_ status: Int, _ value: JSONValue, _ session: Session, headers: HTTPHeaders = HTTPHeaders()) -> HTTPResponse {
+    static func session(_ status: Int, _ value: JSONValue, _ session: Session, headers: HTTPHeaders = HTTPHeaders())
+        -> HTTPResponse
+    {
         json(status, value, headers: tagged(headers, session))
     }
 
@@ -29,7 +31,9 @@ enum Responses {
     }
 
     /// The session's state already rendered (from the working set), tagged with its version.
-    static func sessionBody(_ status: Int, _ body: [UInt8], _ session: Session, headers: HTTPHeaders = HTTPHeaders()) -> HTTPResponse {
+    static func sessionBody(_ status: Int, _ body: [UInt8], _ session: Session, headers: HTTPHeaders = HTTPHeaders())
+        -> HTTPResponse
+    {
         json(status, serialized: body, headers: tagged(headers, session))
     }
 
@@ -95,7 +99,9 @@ enum Responses {
         case let error as ModalError: Problem(error).response
         case let error as StoreError: Problem(error).response
         default:
-            Problem(slug: "internal", status: 500, title: "Internal error", detail: "the server failed; nothing was changed").response
+            Problem(
+                slug: "internal", status: 500, title: "Internal error", detail: "the server failed; nothing was changed"
+            ).response
         }
     }
 }
@@ -113,7 +119,8 @@ extension HTTPRequest {
     func integerQuery(_ name: String, in range: ClosedRange<Int64>) throws -> Int64? {
         guard let text = queryValue(name) else { return nil }
         guard let value = Int64(text), range.contains(value) else {
-            throw Problem.invalidParameter(name, "must be a whole number from \(range.lowerBound) to \(range.upperBound)")
+            throw Problem.invalidParameter(
+                name, "must be a whole number from \(range.lowerBound) to \(range.upperBound)")
         }
         return value
     }

@@ -40,7 +40,9 @@ public struct ServerConfiguration: Sendable, Equatable {
     public init() {}
 
     /// Reads the command line (without the program name) over the environment.
-    public static func parse(arguments: [String], environment: [String: String]) throws(ConfigurationError) -> ServerConfiguration {
+    public static func parse(arguments: [String], environment: [String: String]) throws(ConfigurationError)
+        -> ServerConfiguration
+    {
         var configuration = ServerConfiguration()
         for setting in settings {
             if let value = environment[setting.environmentVariable] {
@@ -57,7 +59,9 @@ public struct ServerConfiguration: Sendable, Equatable {
             let value: String
             if let inlineValue {
                 value = inlineValue
-            } else if let alone = setting.valueWhenAlone, index + 1 == arguments.count || arguments[index + 1].hasPrefix("-") {
+            } else if let alone = setting.valueWhenAlone,
+                index + 1 == arguments.count || arguments[index + 1].hasPrefix("-")
+            {
                 value = alone
             } else {
                 index += 1
@@ -83,7 +87,9 @@ public struct ServerConfiguration: Sendable, Equatable {
         ]
         for setting in settings {
             lines.append("  --\(setting.flag) \(setting.valueName)")
-            lines.append("      \(setting.summary) (env \(setting.environmentVariable), default \(setting.defaultValue(defaults)))")
+            lines.append(
+                "      \(setting.summary) (env \(setting.environmentVariable), default \(setting.defaultValue(defaults)))"
+            )
         }
         lines.append("  --help")
         lines.append("      print this text and exit")
@@ -121,7 +127,9 @@ private struct Setting: Sendable {
     }
 
     /// Applies `value`, or fails naming `source` and what is wrong.
-    func apply(_ value: String, to configuration: inout ServerConfiguration, from source: String) throws(ConfigurationError) {
+    func apply(_ value: String, to configuration: inout ServerConfiguration, from source: String)
+        throws(ConfigurationError)
+    {
         if let problem = assign(&configuration, value) {
             throw ConfigurationError("invalid \(source) \"\(value)\": \(problem)")
         }
@@ -129,7 +137,8 @@ private struct Setting: Sendable {
 
     /// A whole-number setting within `range`.
     static func integer(
-        _ flag: String, _ summary: String, _ range: ClosedRange<Int>, _ keyPath: any WritableKeyPath<ServerConfiguration, Int> & Sendable
+        _ flag: String, _ summary: String, _ range: ClosedRange<Int>,
+        _ keyPath: any WritableKeyPath<ServerConfiguration, Int> & Sendable
     ) -> Setting {
         Setting(
             flag: flag, valueName: "N", summary: summary,
@@ -176,7 +185,9 @@ private struct Setting: Sendable {
     }
 
     /// A file path (or other non-empty text) that may be absent.
-    static func path(_ flag: String, _ summary: String, _ keyPath: any WritableKeyPath<ServerConfiguration, String?> & Sendable) -> Setting {
+    static func path(
+        _ flag: String, _ summary: String, _ keyPath: any WritableKeyPath<ServerConfiguration, String?> & Sendable
+    ) -> Setting {
         Setting(
             flag: flag, valueName: "FILE", summary: summary,
             defaultValue: { $0[keyPath: keyPath] ?? "none" },
@@ -213,7 +224,8 @@ private let settings: [Setting] = [
             configuration.databasePath = text
             return nil
         }),
-    .path("catalog", "a JSON catalog of destinations; without one any destination and style is accepted", \.catalogPath),
+    .path(
+        "catalog", "a JSON catalog of destinations; without one any destination and style is accepted", \.catalogPath),
     .integer("max-depth", "the most presentations one stack may hold", 1...64, \.maxDepth),
     .integer("queue-size", "the most presentations one session's queue may hold", 0...1024, \.queueSize),
     .choice(
@@ -224,7 +236,9 @@ private let settings: [Setting] = [
         0...Int(Int32.max) * 4096, \.maxDatabaseBytes),
     .boolean("require-if-match", "refuse changes without If-Match (428)", \.requireIfMatch),
     .integer("max-wait", "the longest a long poll (Prefer: wait) is held, in seconds", 0...3600, \.maxWaitSeconds),
-    .integer("event-log-size", "changes kept in each session's event log; older ones are pruned", 1...1_000_000, \.eventLogSize),
+    .integer(
+        "event-log-size", "changes kept in each session's event log; older ones are pruned", 1...1_000_000,
+        \.eventLogSize),
     .integer(
         "idempotency-ttl", "seconds an Idempotency-Key's response is kept for replay", 1...30 * 86_400,
         \.idempotencyLifetimeSeconds),
@@ -233,7 +247,8 @@ private let settings: [Setting] = [
         "session-ttl", "seconds a session lives without a change; a session may ask for its own (ttl)",
         1...Int(SessionRules.sessionTTLRange.upperBound), \.sessionTTLSeconds),
     Setting(
-        flag: "api-key", valueName: "KEYS", summary: "API keys (comma-separated) that /v1 requests must send as Authorization: Bearer",
+        flag: "api-key", valueName: "KEYS",
+        summary: "API keys (comma-separated) that /v1 requests must send as Authorization: Bearer",
         defaultValue: { _ in "none" },
         assign: { configuration, text in
             let keys = text.split(separator: ",").map { String($0).trimmingSpaces }.filter { !$0.isEmpty }
@@ -245,11 +260,19 @@ private let settings: [Setting] = [
     .boolean("auth-operations", "require the API key on /livez, /readyz and /metrics too", \.authenticateOperations),
     .choice("log-format", "FORMAT", "access log lines on standard output: json or logfmt", \.logFormat),
     .choice("log-level", "LEVEL", "debug, info, warn, error or off (requests log at info, 5xx at error)", \.logLevel),
-    .integer("shutdown-delay", "seconds to keep serving, not ready, after SIGTERM before draining", 0...300, \.shutdownDelaySeconds),
-    .integer("shutdown-timeout", "seconds the drain after SIGTERM may take before the process exits anyway", 1...600, \.shutdownTimeoutSeconds),
-    .integer("cache-size", "sessions kept in memory (least recently used dropped; misses read SQLite)", 0...10_000_000, \.workingSetSessions),
+    .integer(
+        "shutdown-delay", "seconds to keep serving, not ready, after SIGTERM before draining", 0...300,
+        \.shutdownDelaySeconds),
+    .integer(
+        "shutdown-timeout", "seconds the drain after SIGTERM may take before the process exits anyway", 1...600,
+        \.shutdownTimeoutSeconds),
+    .integer(
+        "cache-size", "sessions kept in memory (least recently used dropped; misses read SQLite)", 0...10_000_000,
+        \.workingSetSessions),
     .integer("threads", "HTTP worker threads", 1...256, \.threads),
     .integer("connection-limit", "the most simultaneous connections; more are refused", 1...100_000, \.connectionLimit),
-    .integer("connection-timeout", "seconds an idle connection is kept open, and each request has to arrive in full", 1...3600, \.connectionTimeoutSeconds),
+    .integer(
+        "connection-timeout", "seconds an idle connection is kept open, and each request has to arrive in full",
+        1...3600, \.connectionTimeoutSeconds),
     .integer("max-body", "the largest request body in bytes (larger: 413)", 1024...16 * 1024 * 1024, \.maxBodyBytes),
 ]

@@ -38,7 +38,9 @@ final class SessionNotifier: Sendable {
 
     func cancel(_ subscription: Subscription) {
         state.withLock { state in
-            guard state.listeners[subscription.sessionID]?.removeValue(forKey: subscription.token) != nil else { return }
+            guard state.listeners[subscription.sessionID]?.removeValue(forKey: subscription.token) != nil else {
+                return
+            }
             state.count -= 1
             if state.listeners[subscription.sessionID]?.isEmpty == true {
                 state.listeners[subscription.sessionID] = nil

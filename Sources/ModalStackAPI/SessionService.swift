@@ -114,7 +114,8 @@ final class SessionService: Sendable {
                 guard let current = latest.session ?? (createIfMissing ? unwritten : nil) else {
                     throw Problem.sessionNotFound(id)
                 }
-                let context = CommandContext(now: now, rules: rules, catalog: catalog, makePresentationID: RandomID.make)
+                let context = CommandContext(
+                    now: now, rules: rules, catalog: catalog, makePresentationID: RandomID.make)
                 let outcome = try current.applying(command, in: context)
                 let response = render(outcome)
                 var writes: [SessionWrite] = []
@@ -123,7 +124,9 @@ final class SessionService: Sendable {
                     // A session that expired but was not swept yet starts afresh: its old log and keys go first.
                     if latest.session == nil && latest.stored { writes.append(.delete(sessionID: id)) }
                     writes.append(
-                        .save(SessionUpdate(session: outcome.session, retired: outcome.retired, change: change, response: stored)))
+                        .save(
+                            SessionUpdate(
+                                session: outcome.session, retired: outcome.retired, change: change, response: stored)))
                 } else if !pending.hasPending(id) {
                     throw ImmediateAnswer(response: response)
                 }
@@ -423,7 +426,8 @@ enum RandomID {
             arc4random_buf(random.baseAddress!, 18)
             return String(unsafeUninitializedCapacity: 24) { buffer in
                 for group in 0..<6 {
-                    let bits = Int(random[group * 3]) << 16 | Int(random[group * 3 + 1]) << 8 | Int(random[group * 3 + 2])
+                    let bits =
+                        Int(random[group * 3]) << 16 | Int(random[group * 3 + 1]) << 8 | Int(random[group * 3 + 2])
                     for index in 0..<4 {
                         buffer[group * 4 + index] = alphabet[bits >> (18 - 6 * index) & 0x3F]
                     }

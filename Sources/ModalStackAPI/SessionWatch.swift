@@ -39,20 +39,23 @@ struct SessionWatch: Sendable {
     }
 
     /// Answers `reply` when the session no longer matches `condition`, or with 304 after `wait` seconds.
-    private func hold(_ reply: HTTPReply, sessionID: String, until condition: EntityTag.Condition, wait: Int, version: Int64) {
+    private func hold(
+        _ reply: HTTPReply, sessionID: String, until condition: EntityTag.Condition, wait: Int, version: Int64
+    ) {
         let held = HeldRequest(reply: reply, notifier: service.notifier, metrics: metrics)
         let headers: HTTPHeaders = ["Preference-Applied": "wait=\(wait)"]
         let changed = { @Sendable (session: Session) in
             held.answer(Responses.session(200, session, headers: headers))
         }
-        held.watch(service.notifier.subscribe(to: sessionID) { notification in
-            switch notification {
-            case .changed(let session, _) where !condition.matches(session.version, weakly: true): changed(session)
-            case .changed: break
-            case .deleted: held.answer(Problem.sessionNotFound(sessionID).response)
-            case .shutdown: held.answer(notModified(version, appliedWait: nil))
-            }
-        })
+        held.watch(
+            service.notifier.subscribe(to: sessionID) { notification in
+                switch notification {
+                case .changed(let session, _) where !condition.matches(session.version, weakly: true): changed(session)
+                case .changed: break
+                case .deleted: held.answer(Problem.sessionNotFound(sessionID).response)
+                case .shutdown: held.answer(notModified(version, appliedWait: nil))
+                }
+            })
         // A change committed between the read above and the subscription must not be missed.
         if let current = try? service.session(id: sessionID), !condition.matches(current.version, weakly: true) {
             changed(current)
@@ -103,9 +106,13 @@ struct SessionWatch: Sendable {
             guard let stream = reply.startStream(status: 200, headers: headers) else { return }
             // Without Last-Event-ID, or with one this session never reached, the stream starts from the whole session.
             let resumesFrom = lastEventID.flatMap { $0 <= session.version ? $0 : nil }
-            let pump = EventPump(service: service, sessionID: id, stream: stream, lastSent: resumesFrom ?? session.version)
+            let pump = EventPump(
+                service: service, sessionID: id, stream: stream, lastSent: resumesFrom ?? session.version)
             if resumesFrom == nil {
-                stream.write(EventPump.frame(id: session.version, event: lastEventID == nil ? "session" : "reset", data: session.serialized()))
+                stream.write(
+                    EventPump.frame(
+                        id: session.version, event: lastEventID == nil ? "session" : "reset", data: session.serialized()
+                    ))
             }
             let notifier = service.notifier
             let subscription = notifier.subscribe(to: id) { notification in
@@ -187,7 +194,8 @@ final class EventPump: Sendable {
         lastSent.withLock { lastSent in
             do {
                 while true {
-                    let changes = try service.store.changes(sessionID: sessionID, after: lastSent, eventLimit: Endpoints.maxEventPage)
+                    let changes = try service.store.changes(
+                        sessionID: sessionID, after: lastSent, eventLimit: Endpoints.maxEventPage)
                     guard let first = changes.first else { return }
                     if first.version > lastSent + 1 {
                         let session = try service.session(id: sessionID)
@@ -196,7 +204,8 @@ final class EventPump: Sendable {
                         continue
                     }
                     for change in changes {
-                        guard stream.write(Self.frame(id: change.version, event: "change", data: change.serialized())) else { return }
+                        guard stream.write(Self.frame(id: change.version, event: "change", data: change.serialized()))
+                        else { return }
                         lastSent = change.version
                     }
                 }
@@ -208,7 +217,10 @@ final class EventPump: Sendable {
 
     /// The session was deleted: says so and ends the stream.
     func end() {
-        stream.write(Self.frame(id: nil, event: "sessionDeleted", data: JSONValue.object(["type": "sessionDeleted", "sessionId": .string(sessionID)]).serialized()))
+        stream.write(
+            Self.frame(
+                id: nil, event: "sessionDeleted",
+                data: JSONValue.object(["type": "sessionDeleted", "sessionId": .string(sessionID)]).serialized()))
         stream.close()
     }
 

@@ -61,7 +61,9 @@ final class WorkingSet: Sendable {
     /// Keeps the JSON rendered for a session's version, if that version is still the one held.
     func rendered(_ body: [UInt8], for session: Session) {
         state.withLock { state in
-            guard let slot = state.slots[session.id], state.entries[slot].session?.version == session.version else { return }
+            guard let slot = state.slots[session.id], state.entries[slot].session?.version == session.version else {
+                return
+            }
             state.entries[slot].rendered = body
         }
     }

@@ -37,7 +37,8 @@ final class HalfCloseWatcher: Sendable {
     func start() throws(HTTPServerError) {
         let epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
         guard epoll >= 0 else {
-            throw HTTPServerError(.daemonFailed, "cannot create the half-close watcher: \(String(cString: strerror(errno)))")
+            throw HTTPServerError(
+                .daemonFailed, "cannot create the half-close watcher: \(String(cString: strerror(errno)))")
         }
         // The handlers hold the registry, not `self` (as in RequestDeadlines).
         let table = registry

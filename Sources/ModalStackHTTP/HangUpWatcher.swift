@@ -40,10 +40,12 @@ final class HangUpWatcher: Sendable {
         }
         let context = Unmanaged.passRetained(WatchLoop(watcher: self, epoll: epoll)).toOpaque()
         var thread = pthread_t()
-        let status = pthread_create(&thread, nil, { raw in
-            Unmanaged<WatchLoop>.fromOpaque(raw!).takeRetainedValue().run()
-            return nil
-        }, context)
+        let status = pthread_create(
+            &thread, nil,
+            { raw in
+                Unmanaged<WatchLoop>.fromOpaque(raw!).takeRetainedValue().run()
+                return nil
+            }, context)
         guard status == 0 else {
             Unmanaged<WatchLoop>.fromOpaque(context).release()
             close(epoll)
@@ -59,12 +61,14 @@ final class HangUpWatcher: Sendable {
 
     /// Stops the thread and closes the descriptors. Called once no connection is suspended.
     func stop() {
-        guard let (thread, epoll, wake) = registry.withLock({ registry -> (pthread_t, Int32, Int32)? in
-            guard let thread = registry.thread else { return nil }
-            registry.thread = nil
-            registry.streams = [:]
-            return (thread, registry.epoll, registry.wake)
-        }) else { return }
+        guard
+            let (thread, epoll, wake) = registry.withLock({ registry -> (pthread_t, Int32, Int32)? in
+                guard let thread = registry.thread else { return nil }
+                registry.thread = nil
+                registry.streams = [:]
+                return (thread, registry.epoll, registry.wake)
+            })
+        else { return }
         var one: UInt64 = 1
         _ = Glibc.write(wake, &one, MemoryLayout<UInt64>.size)
         pthread_join(thread, nil)

@@ -102,7 +102,9 @@ enum ListenSocket {
             case AF_INET:
                 pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { UInt16(bigEndian: $0.pointee.sin_port) }
             case AF_INET6:
-                pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { UInt16(bigEndian: $0.pointee.sin6_port) }
+                pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) {
+                    UInt16(bigEndian: $0.pointee.sin6_port)
+                }
             default: 0
             }
         }
@@ -112,14 +114,25 @@ enum ListenSocket {
     static func text(of address: UnsafePointer<sockaddr>) -> String? {
         if Int32(address.pointee.sa_family) == AF_INET {
             // Written here: glibc's inet_ntop formats through sprintf, and this runs for every request.
-            let ip = address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { UInt32(bigEndian: $0.pointee.sin_addr.s_addr) }
+            let ip = address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) {
+                UInt32(bigEndian: $0.pointee.sin_addr.s_addr)
+            }
             return String(unsafeUninitializedCapacity: 15) { text in
                 var count = 0
                 for shift in stride(from: 24, through: 0, by: -8) {
                     let octet = Int(ip >> UInt32(shift) & 0xFF)
-                    if shift < 24 { text[count] = UInt8(ascii: "."); count += 1 }
-                    if octet >= 100 { text[count] = UInt8(ascii: "0") + UInt8(octet / 100); count += 1 }
-                    if octet >= 10 { text[count] = UInt8(ascii: "0") + UInt8(octet / 10 % 10); count += 1 }
+                    if shift < 24 {
+                        text[count] = UInt8(ascii: ".")
+                        count += 1
+                    }
+                    if octet >= 100 {
+                        text[count] = UInt8(ascii: "0") + UInt8(octet / 100)
+                        count += 1
+                    }
+                    if octet >= 10 {
+                        text[count] = UInt8(ascii: "0") + UInt8(octet / 10 % 10)
+                        count += 1
+                    }
                     text[count] = UInt8(ascii: "0") + UInt8(octet % 10)
                     count += 1
                 }

@@ -358,7 +358,8 @@ final class RequestDispatcher: Sendable {
             return .headersTooLarge(limit: configuration.maxHeaderBytes)
         }
         let lengths = headers.values(for: "Content-Length")
-        if lengths.contains(where: { $0 != lengths[0] }) || (!lengths.isEmpty && headers.contains("Transfer-Encoding")) {
+        if lengths.contains(where: { $0 != lengths[0] }) || (!lengths.isEmpty && headers.contains("Transfer-Encoding"))
+        {
             return .ambiguousBodyLength
         }
         if let length = headers["Content-Length"], let announced = Int(length), announced > configuration.maxBodyBytes {

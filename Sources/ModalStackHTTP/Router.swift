@@ -145,7 +145,8 @@ public struct Router: HTTPResponder {
             let end = path[start...].firstIndex(of: UInt8(ascii: "/")) ?? path.count
             let segment = UnsafeBufferPointer(rebasing: path[start..<end])
             let next = end < path.count ? end + 1 : nil
-            for literal in nodes[index].literals where literal.segment.count == segment.count && literal.segment.elementsEqual(segment) {
+            for literal in nodes[index].literals
+            where literal.segment.count == segment.count && literal.segment.elementsEqual(segment) {
                 if let found = route(at: literal.child, segmentStart: next) { return found }
             }
             if let child = nodes[index].parameterChild, !segment.isEmpty,
@@ -168,8 +169,9 @@ public struct Router: HTTPResponder {
         for segment in pattern.dropFirst().split(separator: "/", omittingEmptySubsequences: false) {
             if segment.hasPrefix("{") && segment.hasSuffix("}") {
                 let name = String(segment.dropFirst().dropLast())
-                precondition(!name.isEmpty && !name.contains("{") && !name.contains("}"),
-                             "route pattern \"\(pattern)\" has an invalid parameter segment \"\(segment)\"")
+                precondition(
+                    !name.isEmpty && !name.contains("{") && !name.contains("}"),
+                    "route pattern \"\(pattern)\" has an invalid parameter segment \"\(segment)\"")
                 precondition(!parameterNames.contains(name), "route pattern \"\(pattern)\" repeats {\(name)}")
                 parameterNames.append(name)
                 if let child = nodes[index].parameterChild {
@@ -180,8 +182,9 @@ public struct Router: HTTPResponder {
                     index = nodes.count - 1
                 }
             } else {
-                precondition(!segment.contains("{") && !segment.contains("}"),
-                             "route pattern \"\(pattern)\" has braces inside segment \"\(segment)\"")
+                precondition(
+                    !segment.contains("{") && !segment.contains("}"),
+                    "route pattern \"\(pattern)\" has braces inside segment \"\(segment)\"")
                 if let literal = nodes[index].literals.first(where: { $0.segment.elementsEqual(segment.utf8) }) {
                     index = literal.child
                 } else {
@@ -192,8 +195,9 @@ public struct Router: HTTPResponder {
             }
         }
         var route = nodes[index].route ?? Route(template: pattern, parameterNames: parameterNames)
-        precondition(route.parameterNames == parameterNames,
-                     "route pattern \"\(pattern)\" names its parameters unlike \"\(route.template)\"")
+        precondition(
+            route.parameterNames == parameterNames,
+            "route pattern \"\(pattern)\" names its parameters unlike \"\(route.template)\"")
         precondition(route.registered(method) == nil, "route \(method) \(pattern) is registered twice")
         route.endpoints.append((method, endpoint))
         nodes[index].route = route

@@ -123,7 +123,8 @@ public final class SQLiteSessionStore: SessionStore {
         return try document.map { document throws(StoreError) in try StoredSession.decodeOne(document) }
     }
 
-    public func changes(sessionID: String, after version: Int64, eventLimit: Int) throws(StoreError) -> [SessionChange] {
+    public func changes(sessionID: String, after version: Int64, eventLimit: Int) throws(StoreError) -> [SessionChange]
+    {
         let records: [String]
         records = try read { connection throws(SQLiteError) in
             let statement = try connection.statement(
@@ -153,7 +154,9 @@ public final class SQLiteSessionStore: SessionStore {
             defer { statement.reset() }
             return try statement.step() ? statement.text(at: 0) : nil
         }
-        return try record.map { record throws(StoreError) in try StoredSession.decodeChange(record, sessionID: sessionID) }
+        return try record.map { record throws(StoreError) in
+            try StoredSession.decodeChange(record, sessionID: sessionID)
+        }
     }
 
     public func idempotentResponse(scope: String, key: String) throws(StoreError) -> StoredResponse? {
@@ -236,7 +239,8 @@ public final class SQLiteSessionStore: SessionStore {
                     VALUES (?, ?, ?, ?, ?, ?, ?)
                     """
                 ).run([
-                    .text(response.scope), .text(response.key), .blob(response.fingerprint), .integer(Int64(response.status)),
+                    .text(response.scope), .text(response.key), .blob(response.fingerprint),
+                    .integer(Int64(response.status)),
                     .text(StoredSession.encodeHeaders(response.headers)), .blob(response.body),
                     .integer(response.createdAt.millisecondsSinceEpoch),
                 ])
@@ -280,14 +284,18 @@ public final class SQLiteSessionStore: SessionStore {
     }
 
     /// Keeps what left the session readable: the newest `dismissedKeptPerSession` per session.
-    private func saveRetired(_ retired: [Presentation], of session: Session, on connection: SQLiteConnection) throws(SQLiteError) {
+    private func saveRetired(_ retired: [Presentation], of session: Session, on connection: SQLiteConnection)
+        throws(SQLiteError)
+    {
         guard !retired.isEmpty else { return }
         let insert = try connection.statement(
             "INSERT OR REPLACE INTO dismissed_presentations (session_id, id, sequence, document) VALUES (?, ?, ?, ?)")
         for (offset, presentation) in retired.enumerated() {
             // Ordered by the version that retired them, then by their order in that change.
             let sequence = session.version << 16 + Int64(offset)
-            try insert.run([.text(session.id), .text(presentation.id), .integer(sequence), .text(presentation.jsonText)])
+            try insert.run([
+                .text(session.id), .text(presentation.id), .integer(sequence), .text(presentation.jsonText),
+            ])
         }
         try connection.statement(
             """
@@ -310,7 +318,9 @@ public final class SQLiteSessionStore: SessionStore {
     }
 
     /// Runs `body` on the reader connection, turning SQLite errors into store errors.
-    private func read<Result>(_ body: @Sendable (SQLiteConnection) throws(SQLiteError) -> Result) throws(StoreError) -> Result {
+    private func read<Result>(_ body: @Sendable (SQLiteConnection) throws(SQLiteError) -> Result) throws(StoreError)
+        -> Result
+    {
         try use(reader, body)
     }
 
@@ -318,7 +328,9 @@ public final class SQLiteSessionStore: SessionStore {
     /// without running it, when the file is no longer at ``path`` (deleted, renamed, or its
     /// directory removed): SQLite would go on writing into the unlinked file, and every write
     /// acknowledged from then on would be gone at the next start. Only a restart opens the path again.
-    private func write<Result>(_ body: @Sendable (SQLiteConnection) throws(SQLiteError) -> Result) throws(StoreError) -> Result {
+    private func write<Result>(_ body: @Sendable (SQLiteConnection) throws(SQLiteError) -> Result) throws(StoreError)
+        -> Result
+    {
         let outcome = try use(writer) { connection throws(SQLiteError) -> Result? in
             var moved: Int32 = 0
             _ = sqlite3_file_control(connection.handle, "main", SQLITE_FCNTL_HAS_MOVED, &moved)
@@ -326,7 +338,8 @@ public final class SQLiteSessionStore: SessionStore {
         }
         guard let outcome else {
             throw StoreError(
-                .unavailable, "the database \(path) was deleted or moved while the server ran; restart the server to open it again")
+                .unavailable,
+                "the database \(path) was deleted or moved while the server ran; restart the server to open it again")
         }
         return outcome
     }
@@ -356,7 +369,8 @@ public final class SQLiteSessionStore: SessionStore {
             for step in Int(version)..<Schema.migrations.count {
                 try connection.writeTransaction { () throws(SQLiteError) in
                     try connection.execute(Schema.migrations[step])
-                    try connection.execute("PRAGMA application_id = \(Schema.applicationID); PRAGMA user_version = \(step + 1)")
+                    try connection.execute(
+                        "PRAGMA application_id = \(Schema.applicationID); PRAGMA user_version = \(step + 1)")
                 }
             }
         } catch {
@@ -373,10 +387,16 @@ public final class SQLiteSessionStore: SessionStore {
             let tables = try connection.integer("SELECT count(*) FROM sqlite_schema") ?? 0
             let isNew = applicationID == 0 && version == 0 && tables == 0
             guard isNew || applicationID == Schema.applicationID else {
-                throw StoreError(.corrupt, "\(connection.path) is an SQLite database of another application (application_id \(applicationID)); refusing to use it")
+                throw StoreError(
+                    .corrupt,
+                    "\(connection.path) is an SQLite database of another application (application_id \(applicationID)); refusing to use it"
+                )
             }
             guard version <= Schema.currentVersion else {
-                throw StoreError(.corrupt, "\(connection.path) has schema version \(version), newer than this build's \(Schema.currentVersion)")
+                throw StoreError(
+                    .corrupt,
+                    "\(connection.path) has schema version \(version), newer than this build's \(Schema.currentVersion)"
+                )
             }
             return version
         } catch {

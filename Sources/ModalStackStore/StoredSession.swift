@@ -9,7 +9,9 @@ enum StoredSession {
     }
 
     static func decodeList(_ text: String) throws(StoreError) -> [Presentation] {
-        guard let elements = try parse(text).arrayValue else { throw StoreError(.corrupt, "a stored list of presentations is not an array") }
+        guard let elements = try parse(text).arrayValue else {
+            throw StoreError(.corrupt, "a stored list of presentations is not an array")
+        }
         var presentations: [Presentation] = []
         presentations.reserveCapacity(elements.count)
         for element in elements {
@@ -36,7 +38,9 @@ enum StoredSession {
     }
 
     static func decodeHeaders(_ text: String) throws(StoreError) -> [String: String] {
-        guard let object = try parse(text).objectValue else { throw StoreError(.corrupt, "stored headers are not an object") }
+        guard let object = try parse(text).objectValue else {
+            throw StoreError(.corrupt, "stored headers are not an object")
+        }
         var headers: [String: String] = [:]
         for member in object.members {
             headers[member.key] = member.value.stringValue

@@ -360,7 +360,8 @@ public final class HTTPClient {
         do {
             try sendRaw(request)
             return try read()
-        } catch let error where reused && bytesReceived == receivedBefore
+        } catch let error
+            where reused && bytesReceived == receivedBefore
             && (error.code == .connectionClosed || error.code == .ioFailed)
         {
             close()

@@ -5,7 +5,9 @@ import ModalStackAPI
 var arguments = Array(CommandLine.arguments.dropFirst())
 if arguments.contains("--help") || arguments.contains("-h") {
     print(ServerConfiguration.helpText)
-    print("\nusage: modalstack healthcheck [options]\n      exit 0 when the server configured by the same options answers GET /livez")
+    print(
+        "\nusage: modalstack healthcheck [options]\n      exit 0 when the server configured by the same options answers GET /livez"
+    )
     exit(0)
 }
 let isHealthCheck = arguments.first == "healthcheck"
@@ -37,7 +39,8 @@ do {
 } catch {
     Environment.fail("modalstack: cannot start: \(error)", status: 1)
 }
-Environment.log("modalstack: listening on \(configuration.host):\(server.boundPort), database \(configuration.databasePath)")
+Environment.log(
+    "modalstack: listening on \(configuration.host):\(server.boundPort), database \(configuration.databasePath)")
 
 var received: Int32 = 0
 sigwait(&stopSignals, &received)

@@ -35,7 +35,9 @@ struct JSONResponse {
 
 extension HTTPClient {
     @discardableResult
-    func call(_ method: String, _ path: String, json: JSONValue? = nil, headers: HTTPHeaders = [:]) throws -> JSONResponse {
+    func call(_ method: String, _ path: String, json: JSONValue? = nil, headers: HTTPHeaders = [:]) throws
+        -> JSONResponse
+    {
         var headers = headers
         var body: [UInt8] = []
         if let json {
@@ -46,7 +48,9 @@ extension HTTPClient {
     }
 
     @discardableResult
-    func call(_ method: String, _ path: String, rawBody: String, contentType: String? = "application/json") throws -> JSONResponse {
+    func call(_ method: String, _ path: String, rawBody: String, contentType: String? = "application/json") throws
+        -> JSONResponse
+    {
         var headers: HTTPHeaders = [:]
         if let contentType { headers.set("Content-Type", contentType) }
         return JSONResponse(try send(method: method, path: path, headers: headers, body: Array(rawBody.utf8)))

@@ -9,7 +9,8 @@ import Testing
 /// (Garbage bytes are covered by PersistenceTests.)
 @Suite(
     "Corrupt database at start", .enabled(if: ServerProcess.isLocal, "starts the binary on prepared files"),
-    .enabled(if: SQLiteShell.pythonPath != nil, "needs python3's sqlite3 module to build other applications' databases"))
+    .enabled(if: SQLiteShell.pythonPath != nil, "needs python3's sqlite3 module to build other applications' databases")
+)
 struct CorruptStartTests {
     /// How a copy of a real ModalStack database is cut. Each cut loses whole pages: a file cut only
     /// inside its last page can be intact (SQLite reads the missing tail as zeros, and a page often
@@ -103,7 +104,9 @@ struct CorruptStartTests {
         }
     }
 
-    @Test("another program's SQLite database is refused, and neither it nor its WAL is written", arguments: Foreign.allCases)
+    @Test(
+        "another program's SQLite database is refused, and neither it nor its WAL is written",
+        arguments: Foreign.allCases)
     func foreignDatabase(kind: Foreign) throws {
         let directory = try TemporaryDirectory()
         let path = directory.appending("other.sqlite")
@@ -122,15 +125,26 @@ struct CorruptStartTests {
         // Refusing must not write: no migration, and no checkpoint of the other program's WAL when
         // the connection closes (which would rewrite the main file and delete the WAL).
         let after = fileBytes(path)
-        #expect(after == before, "the main file was rewritten: \(before.count) bytes before, \(after?.count ?? 0) after")
-        #expect(fileBytes(path + "-wal") == walBefore, "the WAL was changed or removed: \(walBefore?.count ?? 0) bytes before, \(fileBytes(path + "-wal")?.count ?? 0) after")
+        #expect(
+            after == before, "the main file was rewritten: \(before.count) bytes before, \(after?.count ?? 0) after")
+        #expect(
+            fileBytes(path + "-wal") == walBefore,
+            "the WAL was changed or removed: \(walBefore?.count ?? 0) bytes before, \(fileBytes(path + "-wal")?.count ?? 0) after"
+        )
     }
 
-    private func expectRefusal(_ attempt: StartAttempt, path: String, sourceLocation: SourceLocation = #_sourceLocation) {
+    private func expectRefusal(_ attempt: StartAttempt, path: String, sourceLocation: SourceLocation = #_sourceLocation)
+    {
         #expect(!attempt.started, "the server started on the file", sourceLocation: sourceLocation)
-        #expect(attempt.exitStatus.map { $0 != 0 } ?? false, "exit status \(attempt.exitStatus.map(String.init) ?? "none")", sourceLocation: sourceLocation)
-        #expect(attempt.output.contains(path), "the message does not name the file: \(attempt.output)", sourceLocation: sourceLocation)
-        #expect(attempt.output.contains("cannot start"), "no clear message: \(attempt.output)", sourceLocation: sourceLocation)
+        #expect(
+            attempt.exitStatus.map { $0 != 0 } ?? false, "exit status \(attempt.exitStatus.map(String.init) ?? "none")",
+            sourceLocation: sourceLocation)
+        #expect(
+            attempt.output.contains(path), "the message does not name the file: \(attempt.output)",
+            sourceLocation: sourceLocation)
+        #expect(
+            attempt.output.contains("cannot start"), "no clear message: \(attempt.output)",
+            sourceLocation: sourceLocation)
     }
 }
 
@@ -148,9 +162,12 @@ private struct RealDatabase: Sendable {
         for index in 0..<80 {
             let id = "real-\(index)"
             let first = try client.call(
-                "POST", "/v1/sessions/\(id)/presentations", json: ["destination": "settings", "payload": ["t": .string(filler)]])
+                "POST", "/v1/sessions/\(id)/presentations",
+                json: ["destination": "settings", "payload": ["t": .string(filler)]])
             guard first.status == 201 else { throw RawConnectionError("setting up: \(first.status)") }
-            try client.call("POST", "/v1/sessions/\(id)/presentations", json: ["destination": "help", "payload": ["i": JSONValue(index)]])
+            try client.call(
+                "POST", "/v1/sessions/\(id)/presentations",
+                json: ["destination": "help", "payload": ["i": JSONValue(index)]])
             if index.isMultiple(of: 2) { try client.call("POST", "/v1/sessions/\(id)/dismiss", json: [:]) }
         }
         client.close()

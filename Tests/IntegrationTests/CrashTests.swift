@@ -30,7 +30,8 @@ struct CrashTests {
         var random = SeededGenerator(seed: seed)
         var totals = TrialReport()
         for trial in 0..<Self.trials {
-            let report = try runTrial(durability: durability, seed: random.next(), load: Double.random(in: Self.loadSeconds, using: &random))
+            let report = try runTrial(
+                durability: durability, seed: random.next(), load: Double.random(in: Self.loadSeconds, using: &random))
             for fault in report.faults {
                 Issue.record("trial \(trial) (durability \(durability), seed \(seed)): \(fault)")
             }
@@ -39,7 +40,8 @@ struct CrashTests {
         print(
             "CrashTests[\(durability)]: \(Self.trials) trials, \(totals.acknowledged) acknowledged writes checked, "
                 + "\(totals.losses) losses, \(totals.inFlight) in flight at the kill (\(totals.inFlightApplied) applied), "
-                + "\(totals.phantoms) unexplained changes, integrity_check ok in \(totals.integrityOK)/\(Self.trials), seed \(seed)")
+                + "\(totals.phantoms) unexplained changes, integrity_check ok in \(totals.integrityOK)/\(Self.trials), seed \(seed)"
+        )
         #expect(totals.losses == 0, "acknowledged changes were lost")
         #expect(totals.phantoms == 0, "changes appeared that no in-flight request explains")
         #expect(totals.integrityOK == Self.trials)
@@ -98,7 +100,9 @@ struct CrashTests {
     }
 
     /// Reads one session back and compares it with what its writer was told.
-    private func check(session id: String, log: CrashWriter.Log, reader: HTTPClient, into report: inout TrialReport) throws {
+    private func check(session id: String, log: CrashWriter.Log, reader: HTTPClient, into report: inout TrialReport)
+        throws
+    {
         let acks = log.acks.filter { $0.session == id }.sorted { $0.version < $1.version }
         let inFlight = log.inFlight?.session == id ? log.inFlight : nil
         report.acknowledged += acks.count
@@ -108,7 +112,9 @@ struct CrashTests {
         guard response.status == 200 else {
             if response.status == 404, lastAck == nil { return }  // only an in-flight first write, not applied
             report.losses += acks.count
-            report.faults.append("\(id): GET answered \(response.status) after the restart; \(acks.count) acknowledged changes (up to version \(lastAck?.version ?? 0)) are gone")
+            report.faults.append(
+                "\(id): GET answered \(response.status) after the restart; \(acks.count) acknowledged changes (up to version \(lastAck?.version ?? 0)) are gone"
+            )
             return
         }
         let storedVersion = response.json["version"]?.intValue ?? -1
@@ -118,11 +124,14 @@ struct CrashTests {
         if storedVersion < ackedVersion {
             let lost = acks.filter { $0.version > storedVersion }
             report.losses += lost.count
-            report.faults.append("\(id): stored version \(storedVersion) but version \(ackedVersion) was acknowledged; lost versions \(lost.map(\.version))")
+            report.faults.append(
+                "\(id): stored version \(storedVersion) but version \(ackedVersion) was acknowledged; lost versions \(lost.map(\.version))"
+            )
         } else if storedVersion == ackedVersion {
             if storedStack != ackedStack {
                 report.losses += 1
-                report.faults.append("\(id): version \(storedVersion) stores stack \(storedStack), acknowledged was \(ackedStack)")
+                report.faults.append(
+                    "\(id): version \(storedVersion) stores stack \(storedStack), acknowledged was \(ackedStack)")
             }
         } else {
             // Only the in-flight request may have moved it on, by exactly one version, with its effect.
@@ -133,7 +142,8 @@ struct CrashTests {
             } else {
                 report.phantoms += 1
                 report.faults.append(
-                    "\(id): stored version \(storedVersion) with stack \(storedStack), acknowledged \(ackedVersion) with \(ackedStack); in flight: \(inFlight.map { "\($0.operation)" } ?? "nothing")")
+                    "\(id): stored version \(storedVersion) with stack \(storedStack), acknowledged \(ackedVersion) with \(ackedStack); in flight: \(inFlight.map { "\($0.operation)" } ?? "nothing")"
+                )
             }
         }
 
@@ -143,7 +153,8 @@ struct CrashTests {
             report.faults.append("\(id): event log: \(fault)")
         }
         if replay.finalState.stack != storedStack {
-            report.faults.append("\(id): the event log replays to \(replay.finalState.stack), the session stores \(storedStack)")
+            report.faults.append(
+                "\(id): the event log replays to \(replay.finalState.stack), the session stores \(storedStack)")
         }
         if replay.versions != Array(1...max(storedVersion, 1)) {
             report.faults.append("\(id): event log versions \(compact(replay.versions)), expected 1...\(storedVersion)")
@@ -156,7 +167,9 @@ struct CrashTests {
             }
             if state.stack != ack.stack {
                 report.losses += 1
-                report.faults.append("\(id): the event log replays version \(ack.version) to \(state.stack), acknowledged was \(ack.stack)")
+                report.faults.append(
+                    "\(id): the event log replays version \(ack.version) to \(state.stack), acknowledged was \(ack.stack)"
+                )
             }
             let events = replay.eventsByVersion[ack.version] ?? []
             if let problem = ack.operation.mismatch(events: events, ack: ack) {
@@ -238,7 +251,8 @@ private struct CrashWriter {
                 expectedIDs.append(ack.presentationIDs.first ?? "?")
             }
             guard types != expectedTypes || ids != expectedIDs else { return nil }
-            return "events \(zip(types, ids).map { "\($0) \($1)" }), acknowledged \(self) answered \(zip(expectedTypes, expectedIDs).map { "\($0) \($1)" })"
+            return
+                "events \(zip(types, ids).map { "\($0) \($1)" }), acknowledged \(self) answered \(zip(expectedTypes, expectedIDs).map { "\($0) \($1)" })"
         }
     }
 
@@ -304,9 +318,11 @@ private struct CrashWriter {
                 return
             }
             log.inFlight = nil
-            guard (200...299).contains(response.status), let version = response.json["session"]?["version"]?.intValue else {
+            guard (200...299).contains(response.status), let version = response.json["session"]?["version"]?.intValue
+            else {
                 log.faults.append(
-                    "writer \(index): \(operation) on \(session) answered \(response.status): \(String(decoding: response.raw.prefix(300), as: UTF8.self))")
+                    "writer \(index): \(operation) on \(session) answered \(response.status): \(String(decoding: response.raw.prefix(300), as: UTF8.self))"
+                )
                 continue
             }
             let ids = response.json["session"]?.stackIDs ?? []
@@ -317,7 +333,8 @@ private struct CrashWriter {
             case .dismiss:
                 affected = response.json["dismissed"]?.arrayValue?.compactMap { $0["id"]?.stringValue } ?? []
             }
-            log.acks.append(Ack(session: session, version: version, stack: ids, operation: operation, presentationIDs: affected))
+            log.acks.append(
+                Ack(session: session, version: version, stack: ids, operation: operation, presentationIDs: affected))
             stacks[session] = ids
         }
     }
@@ -337,12 +354,15 @@ private struct CrashWriter {
         case .present(let destination):
             return try client.call(
                 "POST", "/v1/sessions/\(session)/presentations",
-                json: ["destination": .string(destination), "payload": ["n": JSONValue(counter), "w": JSONValue(index)]])
+                json: [
+                    "destination": .string(destination), "payload": ["n": JSONValue(counter), "w": JSONValue(index)],
+                ])
         case .dismiss:
             return try client.call("POST", "/v1/sessions/\(session)/dismiss", json: [:])
         case .update(let id):
             counter += 1
-            return try client.call("PATCH", "/v1/sessions/\(session)/presentations/\(id)", json: ["payload": ["u": JSONValue(counter)]])
+            return try client.call(
+                "PATCH", "/v1/sessions/\(session)/presentations/\(id)", json: ["payload": ["u": JSONValue(counter)]])
         }
     }
 }

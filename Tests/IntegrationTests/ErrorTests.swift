@@ -6,10 +6,13 @@ import Testing
 
 @Suite("Errors over HTTP")
 struct ErrorTests {
-    @Test("malformed JSON is a 400 problem and changes nothing", arguments: [
-        "{", #"{"destination":"a",}"#, #"{"destination":"a","destination":"b"}"#, "nul", "{\"destination\":\"\u{1}\"}",
-        String(repeating: "[", count: 60_000),
-    ])
+    @Test(
+        "malformed JSON is a 400 problem and changes nothing",
+        arguments: [
+            "{", #"{"destination":"a",}"#, #"{"destination":"a","destination":"b"}"#, "nul",
+            "{\"destination\":\"\u{1}\"}",
+            String(repeating: "[", count: 60_000),
+        ])
     func malformedJSON(body: String) throws {
         let server = try ServerProcess()
         let client = server.client()
@@ -25,7 +28,10 @@ struct ErrorTests {
         let server = try ServerProcess()
         let client = server.client()
         let body: [UInt8] = Array(#"{"destination":""#.utf8) + [0xC0, 0x80] + Array(#""}"#.utf8)
-        let response = JSONResponse(try client.send(method: "POST", path: "/v1/sessions/x/presentations", headers: ["Content-Type": "application/json"], body: body))
+        let response = JSONResponse(
+            try client.send(
+                method: "POST", path: "/v1/sessions/x/presentations", headers: ["Content-Type": "application/json"],
+                body: body))
         #expect(response.status == 400)
     }
 
@@ -53,19 +59,27 @@ struct ErrorTests {
         let server = try ServerProcess()
         let client = server.client()
         let big = String(repeating: "x", count: 17 * 1024)
-        let response = try client.call("POST", "/v1/sessions/\(uniqueSessionID())/presentations", json: ["destination": "a", "payload": ["t": .string(big)]])
+        let response = try client.call(
+            "POST", "/v1/sessions/\(uniqueSessionID())/presentations",
+            json: ["destination": "a", "payload": ["t": .string(big)]])
         #expect(response.status == 422)
         #expect(response.errorPointers == ["/payload"])
     }
 
-    @Test("a body that is not JSON by its Content-Type is a 415", arguments: ["text/plain", "application/x-www-form-urlencoded", nil] as [String?])
+    @Test(
+        "a body that is not JSON by its Content-Type is a 415",
+        arguments: ["text/plain", "application/x-www-form-urlencoded", nil] as [String?])
     func unsupportedMediaType(contentType: String?) throws {
         let server = try ServerProcess()
         let client = server.client()
-        let response = try client.call("POST", "/v1/sessions/\(uniqueSessionID())/presentations", rawBody: #"{"destination":"a"}"#, contentType: contentType)
+        let response = try client.call(
+            "POST", "/v1/sessions/\(uniqueSessionID())/presentations", rawBody: #"{"destination":"a"}"#,
+            contentType: contentType)
         #expect(response.status == 415)
         #expect(response.problemSlug == "unsupported-media-type")
-        let charset = try client.call("POST", "/v1/sessions/\(uniqueSessionID())/presentations", rawBody: #"{"destination":"a"}"#, contentType: "application/json; charset=utf-8")
+        let charset = try client.call(
+            "POST", "/v1/sessions/\(uniqueSessionID())/presentations", rawBody: #"{"destination":"a"}"#,
+            contentType: "application/json; charset=utf-8")
         #expect(charset.status == 201)
     }
 

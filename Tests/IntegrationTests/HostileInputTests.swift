@@ -7,12 +7,15 @@ import Testing
 
 /// Bad requests on raw sockets: each must get the right 4xx or a dropped connection, the server
 /// must answer a normal request right after each, and its memory must come back to its baseline.
-@Suite("Hostile input", .enabled(if: ServerProcess.isLocal, "starts its own servers and reads their memory"), .serialized)
+@Suite(
+    "Hostile input", .enabled(if: ServerProcess.isLocal, "starts its own servers and reads their memory"), .serialized)
 struct HostileInputTests {
     /// How much the resident set may grow over the corpus (allocator caches, SQLite's page cache).
     static let rssAllowanceKiB = 16 * 1024
 
-    @Test("a corpus of bad requests: the right 4xx or a dropped connection each time, the server answering right after, memory back to its baseline")
+    @Test(
+        "a corpus of bad requests: the right 4xx or a dropped connection each time, the server answering right after, memory back to its baseline"
+    )
     func corpus() throws {
         // A short idle timeout, so that requests the server rightly waits on (a body that never comes)
         // are dropped quickly.
@@ -46,7 +49,9 @@ struct HostileInputTests {
             let probe = server.client()
             #expect(try probe.call("GET", "/livez").status == 200, "no /livez after \(hostile.name)")
             let state = try probe.call("GET", "/v1/sessions/\(controlID)")
-            #expect(state.status == 200 && state.raw == controlState.raw, "the control session changed after \(hostile.name)")
+            #expect(
+                state.status == 200 && state.raw == controlState.raw,
+                "the control session changed after \(hostile.name)")
             peak = max(peak, residentKiB(of: pid) ?? 0)
         }
 
@@ -59,7 +64,9 @@ struct HostileInputTests {
         #expect(after <= baseline + Self.rssAllowanceKiB, "RSS grew from \(baseline) KiB to \(after) KiB")
     }
 
-    @Test("slowloris: a client trickling its headers or its body is dropped once the connection timeout has passed, while others are served")
+    @Test(
+        "slowloris: a client trickling its headers or its body is dropped once the connection timeout has passed, while others are served"
+    )
     func slowloris() throws {
         let server = try ServerProcess(arguments: ["--connection-timeout", "2"])
         let port = server.port
@@ -72,9 +79,13 @@ struct HostileInputTests {
         // One byte every 0.5 s, for up to 5 times the timeout: of a header, and of a body.
         let id = uniqueSessionID("busy")
         let trickles = [
-            (head: "GET /livez HTTP/1.1\r\nHost: slow\r\n", trickled: "X-Slow-Header: \(String(repeating: "a", count: 64))\r\n"),
             (
-                head: "POST /v1/sessions/\(id)/presentations HTTP/1.1\r\nHost: slow\r\nContent-Type: application/json\r\nContent-Length: 64\r\n\r\n",
+                head: "GET /livez HTTP/1.1\r\nHost: slow\r\n",
+                trickled: "X-Slow-Header: \(String(repeating: "a", count: 64))\r\n"
+            ),
+            (
+                head:
+                    "POST /v1/sessions/\(id)/presentations HTTP/1.1\r\nHost: slow\r\nContent-Type: application/json\r\nContent-Length: 64\r\n\r\n",
                 trickled: "{\"destination\": \"\(String(repeating: "s", count: 64))\"}"
             ),
         ]
@@ -97,7 +108,9 @@ struct HostileInputTests {
         for index in 0..<10 {
             let fresh = server.client()
             #expect(try fresh.call("GET", "/livez").status == 200)
-            #expect(try fresh.call("POST", "/v1/sessions/\(id)/presentations", json: ["destination": .string("d\(index)")]).status == (index < 8 ? 201 : 202))
+            #expect(
+                try fresh.call("POST", "/v1/sessions/\(id)/presentations", json: ["destination": .string("d\(index)")])
+                    .status == (index < 8 ? 201 : 202))
             keptAlive.write("GET /livez HTTP/1.1\r\nHost: kept\r\n\r\n")
             if keptAlive.readResponse(seconds: 2).response?.status == 200 { keptAliveAnswers += 1 }
             usleep(500_000)
@@ -105,10 +118,13 @@ struct HostileInputTests {
         #expect(keptAliveAnswers == 10, "a keep-alive connection sending a request every 0.5 s was cut off")
         let outcomes = slow.join()
         for (outcome, kind) in zip(outcomes, ["header", "body"]) {
-            print("HostileInputTests.slowloris: trickled \(kind): closed \(outcome.closed) after \(outcome.bytes) bytes, \(String(format: "%.1f", outcome.seconds)) s")
+            print(
+                "HostileInputTests.slowloris: trickled \(kind): closed \(outcome.closed) after \(outcome.bytes) bytes, \(String(format: "%.1f", outcome.seconds)) s"
+            )
             #expect(
                 outcome.closed && outcome.seconds < 4.5,
-                "a client trickling its \(kind) one byte every 0.5 s was still connected after \(String(format: "%.1f", outcome.seconds)) s with --connection-timeout 2")
+                "a client trickling its \(kind) one byte every 0.5 s was still connected after \(String(format: "%.1f", outcome.seconds)) s with --connection-timeout 2"
+            )
         }
         // The trickled body was never taken: only the ten fast presentations are there.
         let state = try server.client().call("GET", "/v1/sessions/\(id)")
@@ -123,8 +139,11 @@ struct HostileInputTests {
         let client = server.client()
         #expect(try client.call("PUT", "/v1/sessions/\(id)").status == 201)
         let started = ContinuousClock.now
-        let response = try client.call("GET", "/v1/sessions/\(id)", headers: ["If-None-Match": "\"1\"", "Prefer": "wait=3"])
-        #expect(response.status == 304 && elapsed(since: started) >= 2.5, "a 3 s long poll ended with \(response.status) after \(elapsed(since: started)) s")
+        let response = try client.call(
+            "GET", "/v1/sessions/\(id)", headers: ["If-None-Match": "\"1\"", "Prefer": "wait=3"])
+        #expect(
+            response.status == 304 && elapsed(since: started) >= 2.5,
+            "a 3 s long poll ended with \(response.status) after \(elapsed(since: started)) s")
 
         let stream = try RawConnection(port: server.port)
         stream.write("GET /v1/sessions/\(id)/events/stream HTTP/1.1\r\nHost: s\r\nAccept: text/event-stream\r\n\r\n")
@@ -156,7 +175,9 @@ struct HostileInputTests {
         try warmUp(server, controlID: nil)
         #expect(try server.client().call("GET", "/livez").status == 200)
         let after = try #require(residentKiB(of: pid))
-        print("HostileInputTests.idleConnections: RSS baseline \(baseline) KiB, with 500 idle connections \(held) KiB, after closing them \(after) KiB")
+        print(
+            "HostileInputTests.idleConnections: RSS baseline \(baseline) KiB, with 500 idle connections \(held) KiB, after closing them \(after) KiB"
+        )
         #expect(after <= baseline + Self.rssAllowanceKiB)
     }
 
@@ -166,8 +187,14 @@ struct HostileInputTests {
         let id = uniqueSessionID("half")
         let requests: [(name: String, bytes: [UInt8], expected: [Int])] = [
             ("GET /livez", Array("GET /livez HTTP/1.1\r\nHost: x\r\n\r\n".utf8), [200]),
-            ("POST with a body", HostileRequest.post("/v1/sessions/\(id)/presentations", #"{"destination":"half"}"#), [201]),
-            ("two pipelined GETs", Array("GET /livez HTTP/1.1\r\nHost: x\r\n\r\nGET /readyz HTTP/1.1\r\nHost: x\r\n\r\n".utf8), [200, 200]),
+            (
+                "POST with a body", HostileRequest.post("/v1/sessions/\(id)/presentations", #"{"destination":"half"}"#),
+                [201]
+            ),
+            (
+                "two pipelined GETs",
+                Array("GET /livez HTTP/1.1\r\nHost: x\r\n\r\nGET /readyz HTTP/1.1\r\nHost: x\r\n\r\n".utf8), [200, 200]
+            ),
         ]
         for request in requests {
             let connection = try RawConnection(port: server.port)
@@ -177,7 +204,9 @@ struct HostileInputTests {
             if responses.count == request.expected.count {
                 #expect(responses.map(\.status) == request.expected, "\(request.name)")
             } else if !closed {
-                Issue.record("\(request.name): \(responses.count) of \(request.expected.count) responses, and the connection still open after 15 s")
+                Issue.record(
+                    "\(request.name): \(responses.count) of \(request.expected.count) responses, and the connection still open after 15 s"
+                )
             } else {
                 // Closed cleanly: whatever came must be complete, right answers.
                 #expect(responses.map(\.status) == Array(request.expected.prefix(responses.count)), "\(request.name)")
@@ -189,7 +218,9 @@ struct HostileInputTests {
         #expect(session.status == 404 || session.json["version"]?.intValue == 1)
     }
 
-    @Test("a client that half-closes is dropped at once, not at the connection timeout: in its headers, in its body, or after a whole request (once answered)")
+    @Test(
+        "a client that half-closes is dropped at once, not at the connection timeout: in its headers, in its body, or after a whole request (once answered)"
+    )
     func halfClosedDroppedAtOnce() throws {
         // A timeout far beyond the wait below: a connection closed in time was not closed by it.
         let server = try ServerProcess(arguments: ["--connection-timeout", "30"])
@@ -220,7 +251,9 @@ struct HostileInputTests {
             for connection in connections {
                 let left = ContinuousClock.now.duration(to: deadline).components
                 let received: [UInt8]
-                switch connection.readUntilClosed(seconds: max(0.1, Double(left.seconds) + Double(left.attoseconds) / 1e18)) {
+                switch connection.readUntilClosed(
+                    seconds: max(0.1, Double(left.seconds) + Double(left.attoseconds) / 1e18))
+                {
                 case .closed(let bytes): received = bytes
                 case .timedOut(let bytes):
                     received = bytes
@@ -240,13 +273,18 @@ struct HostileInputTests {
     private func warmUp(_ server: ServerProcess, controlID: String?) throws {
         let client = server.client()
         if let controlID {
-            #expect(try client.call("POST", "/v1/sessions/\(controlID)/presentations", json: ["destination": "settings"]).status == 201)
+            #expect(
+                try client.call("POST", "/v1/sessions/\(controlID)/presentations", json: ["destination": "settings"])
+                    .status == 201)
         }
         for index in 0..<150 {
             let id = "warm-\(index % 30)"
             let present = try client.call(
                 "POST", "/v1/sessions/\(id)/presentations",
-                json: ["destination": .string("w\(index)"), "payload": ["text": .string(String(repeating: "x", count: 2000))]])
+                json: [
+                    "destination": .string("w\(index)"),
+                    "payload": ["text": .string(String(repeating: "x", count: 2000))],
+                ])
             #expect([201, 202].contains(present.status))
             #expect(try client.call("POST", "/v1/sessions/\(id)/dismiss", json: [:]).status == 200)
             #expect(try client.call("GET", "/v1/sessions/\(id)/events?limit=50").status == 200)
@@ -292,20 +330,28 @@ struct HostileRequest: Sendable {
         if halfClose { connection.shutdownWrite() }
         let (response, closed) = connection.readResponse(seconds: 15)
         guard let response, response.isComplete else {
-            if closed { return mayDrop ? [] : ["the connection was dropped without an answer; expected \(statuses.sorted())"] }
-            return ["no answer, and the connection was still open after 15 s (expected \(statuses.sorted())\(mayDrop ? " or a drop" : ""))"]
+            if closed {
+                return mayDrop ? [] : ["the connection was dropped without an answer; expected \(statuses.sorted())"]
+            }
+            return [
+                "no answer, and the connection was still open after 15 s (expected \(statuses.sorted())\(mayDrop ? " or a drop" : ""))"
+            ]
         }
         var faults: [String] = []
         let body = String(decoding: response.body.prefix(300), as: UTF8.self)
         if !statuses.contains(response.status) {
-            faults.append("answered \(response.status) \(body); expected \(statuses.sorted())\(mayDrop ? " or a dropped connection" : "")")
+            faults.append(
+                "answered \(response.status) \(body); expected \(statuses.sorted())\(mayDrop ? " or a dropped connection" : "")"
+            )
         }
         if response.status >= 500 && response.status != 501 && response.status != 505 && response.status != 503 {
             faults.append("a server error: \(response.status) \(body)")
         }
         if let slug, response.headers["Content-Type"] == "application/problem+json" {
             let type = response.json["type"]?.stringValue
-            if type != "/problems/\(slug)" { faults.append("problem type \(type ?? "none"), expected /problems/\(slug)") }
+            if type != "/problems/\(slug)" {
+                faults.append("problem type \(type ?? "none"), expected /problems/\(slug)")
+            }
         }
         if body.contains("root:x:0:0") { faults.append("the answer holds /etc/passwd") }
         if let check, let fault = check(response) { faults.append(fault) }
@@ -318,7 +364,8 @@ struct HostileRequest: Sendable {
             }
             if let second = RawResponse(extra) {
                 faults.append(
-                    "a second response came on the same connection (\(second.status) \(String(decoding: second.body.prefix(160), as: UTF8.self))): the bytes after the ambiguous body were taken as another request")
+                    "a second response came on the same connection (\(second.status) \(String(decoding: second.body.prefix(160), as: UTF8.self))): the bytes after the ambiguous body were taken as another request"
+                )
             }
         }
         return faults
@@ -326,7 +373,9 @@ struct HostileRequest: Sendable {
 
     // MARK: Building requests
 
-    static func request(_ method: String, _ target: String, headers: [String] = [], body: [UInt8] = [], contentLength: Int? = nil) -> [UInt8] {
+    static func request(
+        _ method: String, _ target: String, headers: [String] = [], body: [UInt8] = [], contentLength: Int? = nil
+    ) -> [UInt8] {
         var head = "\(method) \(target) HTTP/1.1\r\nHost: hostile\r\n"
         for header in headers { head += header + "\r\n" }
         if !body.isEmpty || contentLength != nil { head += "Content-Length: \(contentLength ?? body.count)\r\n" }
@@ -362,13 +411,16 @@ struct HostileRequest: Sendable {
         var corpus: [HostileRequest] = []
         let present = "/v1/sessions/\(uniqueSessionID("hostile"))/presentations"
         func add(
-            _ name: String, _ bytes: [UInt8], rest: [UInt8] = [], halfClose: Bool = false, _ statuses: Set<Int>, slug: String? = nil,
-            mayDrop: Bool = false, singleResponse: Bool = false, afterwards: (@Sendable (HTTPClient) throws -> String?)? = nil,
+            _ name: String, _ bytes: [UInt8], rest: [UInt8] = [], halfClose: Bool = false, _ statuses: Set<Int>,
+            slug: String? = nil,
+            mayDrop: Bool = false, singleResponse: Bool = false,
+            afterwards: (@Sendable (HTTPClient) throws -> String?)? = nil,
             check: (@Sendable (RawResponse) -> String?)? = nil, knownIssue: String? = nil
         ) {
             corpus.append(
                 HostileRequest(
-                    name: name, knownIssue: knownIssue, bytes: bytes, rest: rest, halfClose: halfClose, statuses: statuses, slug: slug, mayDrop: mayDrop,
+                    name: name, knownIssue: knownIssue, bytes: bytes, rest: rest, halfClose: halfClose,
+                    statuses: statuses, slug: slug, mayDrop: mayDrop,
                     singleResponse: singleResponse, afterwards: afterwards, check: check))
         }
         /// The session must not exist: a refused request changes nothing.
@@ -382,22 +434,33 @@ struct HostileRequest: Sendable {
 
         // Malformed and truncated JSON.
         for body in [
-            "{", #"{"destination":"#, #"{"destination":"a""#, #"{"destination":"a",}"#, "[1,2", "nul", #""abc"#, #"{"a":1}}"#,
+            "{", #"{"destination":"#, #"{"destination":"a""#, #"{"destination":"a",}"#, "[1,2", "nul", #""abc"#,
+            #"{"a":1}}"#,
             "{'destination':'a'}", #"{"destination":"a"} trailing"#, #"{"destination" "a"}"#, "", " ",
-            #"{"destination":"a","payload":{"x":[1,2,]}}"#, #"{"destination":"a","payload":{"x":01}}"#, #"{"destination":"a","payload":{"x":.5}}"#,
-            #"{"destination":"a","payload":{"x":NaN}}"#, #"{"destination":"a","payload":{"x":"\x"}}"#, #"{"destination":"a","payload":{"x":"\ud800"}}"#,
+            #"{"destination":"a","payload":{"x":[1,2,]}}"#, #"{"destination":"a","payload":{"x":01}}"#,
+            #"{"destination":"a","payload":{"x":.5}}"#,
+            #"{"destination":"a","payload":{"x":NaN}}"#, #"{"destination":"a","payload":{"x":"\x"}}"#,
+            #"{"destination":"a","payload":{"x":"\ud800"}}"#,
         ] {
-            add("malformed JSON \(body.debugDescription)", post(present, body), [400], slug: "malformed-json", afterwards: absent(present))
+            add(
+                "malformed JSON \(body.debugDescription)", post(present, body), [400], slug: "malformed-json",
+                afterwards: absent(present))
         }
-        add("a byte order mark before the JSON", post(present, "\u{FEFF}" + #"{"destination":"a"}"#), [400], slug: "malformed-json", afterwards: absent(present))
+        add(
+            "a byte order mark before the JSON", post(present, "\u{FEFF}" + #"{"destination":"a"}"#), [400],
+            slug: "malformed-json", afterwards: absent(present))
         // A body shorter than announced, then the client stops sending.
         add(
             "a body cut short (Content-Length 100, 14 bytes, then half-closed)",
-            request("POST", present, headers: ["Content-Type: application/json"], body: Array(#"{"destination""#.utf8), contentLength: 100),
+            request(
+                "POST", present, headers: ["Content-Type: application/json"], body: Array(#"{"destination""#.utf8),
+                contentLength: 100),
             halfClose: true, [400], mayDrop: true, afterwards: absent(present))
         add(
             "a body cut short, the connection left open",
-            request("POST", present, headers: ["Content-Type: application/json"], body: Array(#"{"destination""#.utf8), contentLength: 100),
+            request(
+                "POST", present, headers: ["Content-Type: application/json"], body: Array(#"{"destination""#.utf8),
+                contentLength: 100),
             [400, 408], mayDrop: true, afterwards: absent(present))
 
         // Large bodies: refused from the head, or after reading at most a little.
@@ -405,14 +468,18 @@ struct HostileRequest: Sendable {
         add(
             "a 1 MB body announced by Content-Length (16 KiB sent)",
             request("POST", present, headers: ["Content-Type: application/json"], contentLength: 1_000_000),
-            rest: jsonStart + Array(repeating: UInt8(ascii: "x"), count: 16 * 1024), [413], slug: "body-too-large", mayDrop: true,
+            rest: jsonStart + Array(repeating: UInt8(ascii: "x"), count: 16 * 1024), [413], slug: "body-too-large",
+            mayDrop: true,
             afterwards: absent(present))
         add(
             "a 100 MB body announced by Content-Length (16 KiB sent)",
             request("POST", present, headers: ["Content-Type: application/json"], contentLength: 100 * 1024 * 1024),
-            rest: jsonStart + Array(repeating: UInt8(ascii: "x"), count: 16 * 1024), [413], slug: "body-too-large", mayDrop: true,
+            rest: jsonStart + Array(repeating: UInt8(ascii: "x"), count: 16 * 1024), [413], slug: "body-too-large",
+            mayDrop: true,
             afterwards: absent(present))
-        let megabyte = jsonStart + Array(repeating: UInt8(ascii: "x"), count: 1_000_000 - jsonStart.count - 3) + Array(#""}}"#.utf8)
+        let megabyte =
+            jsonStart + Array(repeating: UInt8(ascii: "x"), count: 1_000_000 - jsonStart.count - 3)
+            + Array(#""}}"#.utf8)
         add(
             "a chunked 1 MB body",
             request("POST", present, headers: ["Content-Type: application/json", "Transfer-Encoding: chunked"]),
@@ -420,45 +487,60 @@ struct HostileRequest: Sendable {
 
         // Deep nesting.
         add(
-            "60,000 nested [ within the 64 KiB limit", post(present, String(repeating: "[", count: 60_000)), [400], slug: "malformed-json",
+            "60,000 nested [ within the 64 KiB limit", post(present, String(repeating: "[", count: 60_000)), [400],
+            slug: "malformed-json",
             afterwards: absent(present))
         add(
-            "100,000 nested [ past the 64 KiB limit", post(present, String(repeating: "[", count: 100_000)), [413], slug: "body-too-large",
+            "100,000 nested [ past the 64 KiB limit", post(present, String(repeating: "[", count: 100_000)), [413],
+            slug: "body-too-large",
             mayDrop: true, afterwards: absent(present))
         add(
             "10,000 nested objects in the payload",
-            post(present, #"{"destination":"a","payload":"# + String(repeating: #"{"a":"#, count: 10_000)), [400], slug: "malformed-json",
+            post(present, #"{"destination":"a","payload":"# + String(repeating: #"{"a":"#, count: 10_000)), [400],
+            slug: "malformed-json",
             afterwards: absent(present))
 
         // Invalid UTF-8.
         for (label, bad) in [
-            ("an overlong NUL C0 80", [0xC0, 0x80]), ("a UTF-16 surrogate ED A0 80", [0xED, 0xA0, 0x80]), ("a lone FF", [0xFF]),
-            ("a lone continuation byte 80", [0x80]), ("a cut sequence E2 82", [0xE2, 0x82]), ("a 5-byte form F8 88 80 80 80", [0xF8, 0x88, 0x80, 0x80, 0x80]),
+            ("an overlong NUL C0 80", [0xC0, 0x80]), ("a UTF-16 surrogate ED A0 80", [0xED, 0xA0, 0x80]),
+            ("a lone FF", [0xFF]),
+            ("a lone continuation byte 80", [0x80]), ("a cut sequence E2 82", [0xE2, 0x82]),
+            ("a 5-byte form F8 88 80 80 80", [0xF8, 0x88, 0x80, 0x80, 0x80]),
             ("past U+10FFFF F4 90 80 80", [0xF4, 0x90, 0x80, 0x80]),
         ] as [(String, [UInt8])] {
             let body = Array(#"{"destination":"a","payload":{"t":"x"#.utf8) + bad + Array(#""}}"#.utf8)
-            add("invalid UTF-8 in a string: \(label)", post(present, body), [400], slug: "malformed-json", afterwards: absent(present))
+            add(
+                "invalid UTF-8 in a string: \(label)", post(present, body), [400], slug: "malformed-json",
+                afterwards: absent(present))
             let inKey = Array(#"{"destination":"a","payload":{""#.utf8) + bad + Array(#"":1}}"#.utf8)
-            add("invalid UTF-8 in a key: \(label)", post(present, inKey), [400], slug: "malformed-json", afterwards: absent(present))
+            add(
+                "invalid UTF-8 in a key: \(label)", post(present, inKey), [400], slug: "malformed-json",
+                afterwards: absent(present))
         }
 
         // NUL bytes.
         add(
-            "a raw NUL in a JSON string", post(present, Array(#"{"destination":"a"#.utf8) + [0] + Array(#"b"}"#.utf8)), [400],
+            "a raw NUL in a JSON string", post(present, Array(#"{"destination":"a"#.utf8) + [0] + Array(#"b"}"#.utf8)),
+            [400],
             slug: "malformed-json", afterwards: absent(present))
         add(
-            "a raw NUL between JSON tokens", post(present, Array(#"{"destination":"a"}"#.utf8) + [0]), [400], slug: "malformed-json",
+            "a raw NUL between JSON tokens", post(present, Array(#"{"destination":"a"}"#.utf8) + [0]), [400],
+            slug: "malformed-json",
             afterwards: absent(present))
         add(
-            "an escaped NUL in the destination", post(present, #"{"destination":"a\u0000b"}"#), [422], slug: "validation-failed",
+            "an escaped NUL in the destination", post(present, #"{"destination":"a\u0000b"}"#), [422],
+            slug: "validation-failed",
             afterwards: absent(present))
         let nulSession = uniqueSessionID("nul")
         add(
-            "an escaped NUL in the payload is kept", post("/v1/sessions/\(nulSession)/presentations", #"{"destination":"a","payload":{"t":"a\u0000b"}}"#),
+            "an escaped NUL in the payload is kept",
+            post("/v1/sessions/\(nulSession)/presentations", #"{"destination":"a","payload":{"t":"a\u0000b"}}"#),
             [201],
             afterwards: { client in
-                let text = try client.call("GET", "/v1/sessions/\(nulSession)").json["stack"]?.arrayValue?.first?["payload"]?["t"]?.stringValue
-                return text == "a\u{0}b" ? nil : "the payload reads back as \(text.debugDescription), sent \"a\\u0000b\""
+                let text = try client.call("GET", "/v1/sessions/\(nulSession)").json["stack"]?.arrayValue?.first?[
+                    "payload"]?["t"]?.stringValue
+                return text == "a\u{0}b"
+                    ? nil : "the payload reads back as \(text.debugDescription), sent \"a\\u0000b\""
             })
         add("%00 in the session id", request("GET", "/v1/sessions/a%00b"), [400], slug: "invalid-session-id")
         add(
@@ -467,16 +549,20 @@ struct HostileRequest: Sendable {
             [400], mayDrop: true,
             afterwards: { client in
                 let status = try client.call("GET", "/v1/sessions/\(victimID)").status
-                return status == 200 ? nil : "the session \(victimID) answers \(status): the request was taken for DELETE /v1/sessions/\(victimID)"
+                return status == 200
+                    ? nil
+                    : "the session \(victimID) answers \(status): the request was taken for DELETE /v1/sessions/\(victimID)"
             },
             knownIssue: nulCutsShort)
         // RFC 9110 §5.5: a NUL in a field value must be rejected or replaced by a space, never cut
         // the value short. X-Request-Id is echoed, which shows what the server took.
         add(
-            "a raw NUL in a header value", request("GET", "/livez", headers: ["X-Request-Id: reqid-abc\u{0}-rest"]), [200, 400], mayDrop: true,
+            "a raw NUL in a header value", request("GET", "/livez", headers: ["X-Request-Id: reqid-abc\u{0}-rest"]),
+            [200, 400], mayDrop: true,
             check: { response in
                 response.headers["X-Request-Id"] == "reqid-abc"
-                    ? "the value was cut at the NUL: X-Request-Id came back as \"reqid-abc\" (expected a 400, or the NUL replaced by a space)" : nil
+                    ? "the value was cut at the NUL: X-Request-Id came back as \"reqid-abc\" (expected a 400, or the NUL replaced by a space)"
+                    : nil
             },
             knownIssue: nulCutsShort)
         add("a raw NUL in a header name", request("GET", "/livez", headers: ["X-Te\u{0}st: ab"]), [400], mayDrop: true)
@@ -484,7 +570,10 @@ struct HostileRequest: Sendable {
         // Huge numbers.
         let hugeSession = uniqueSessionID("huge")
         add(
-            "1e999999 in a payload is kept as written", post("/v1/sessions/\(hugeSession)/presentations", #"{"destination":"a","payload":{"n":1e999999,"m":-1e-999999}}"#),
+            "1e999999 in a payload is kept as written",
+            post(
+                "/v1/sessions/\(hugeSession)/presentations",
+                #"{"destination":"a","payload":{"n":1e999999,"m":-1e-999999}}"#),
             [201],
             afterwards: { client in
                 let response = try client.call("GET", "/v1/sessions/\(hugeSession)")
@@ -493,134 +582,208 @@ struct HostileRequest: Sendable {
                     ? nil : "the payload reads back as \(payload.map { $0.jsonText } ?? "nothing")"
             })
         add(
-            "a 100-digit number", post(present, #"{"destination":"a","payload":{"n":"# + String(repeating: "9", count: 100) + "}}"), [400],
+            "a 100-digit number",
+            post(present, #"{"destination":"a","payload":{"n":"# + String(repeating: "9", count: 100) + "}}"), [400],
             slug: "malformed-json", afterwards: absent(present))
         add(
-            "count 1e999999 in a dismiss", post("/v1/sessions/\(controlID)/dismiss", #"{"count":1e999999}"#), [422], slug: "validation-failed")
+            "count 1e999999 in a dismiss", post("/v1/sessions/\(controlID)/dismiss", #"{"count":1e999999}"#), [422],
+            slug: "validation-failed")
         add(
-            "count 18446744073709551617 in a dismiss", post("/v1/sessions/\(controlID)/dismiss", #"{"count":18446744073709551617}"#), [422],
+            "count 18446744073709551617 in a dismiss",
+            post("/v1/sessions/\(controlID)/dismiss", #"{"count":18446744073709551617}"#), [422],
             slug: "validation-failed")
         add(
             "a progress total of 1e308 and completed 1e999999",
-            post("/v1/sessions/\(uniqueSessionID("progress"))/presentations", #"{"destination":"a","style":"progress","total":1e308,"completed":1e999999}"#),
+            post(
+                "/v1/sessions/\(uniqueSessionID("progress"))/presentations",
+                #"{"destination":"a","style":"progress","total":1e308,"completed":1e999999}"#),
             [201, 422])
 
         // Duplicate keys.
         add(
-            "duplicate keys", post(present, #"{"destination":"a","destination":"b"}"#), [400], slug: "malformed-json", afterwards: absent(present))
-        add(
-            "duplicate keys in the payload", post(present, #"{"destination":"a","payload":{"k":1,"k":1}}"#), [400], slug: "malformed-json",
+            "duplicate keys", post(present, #"{"destination":"a","destination":"b"}"#), [400], slug: "malformed-json",
             afterwards: absent(present))
         add(
-            "duplicate keys spelled differently (\\u0061)", post(present, #"{"destination":"a","\u0064estination":"b"}"#), [400],
+            "duplicate keys in the payload", post(present, #"{"destination":"a","payload":{"k":1,"k":1}}"#), [400],
+            slug: "malformed-json",
+            afterwards: absent(present))
+        add(
+            "duplicate keys spelled differently (\\u0061)",
+            post(present, #"{"destination":"a","\u0064estination":"b"}"#), [400],
             slug: "malformed-json", afterwards: absent(present))
 
         // Content types.
         for contentType in [
-            "text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "application/jsonx", "application/json-seq",
+            "text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "application/jsonx",
+            "application/json-seq",
             "text/json", "application/xml", "*/*", "",
         ] {
             add(
-                "Content-Type \(contentType.debugDescription)", post(present, #"{"destination":"a"}"#, contentType: contentType), [415],
+                "Content-Type \(contentType.debugDescription)",
+                post(present, #"{"destination":"a"}"#, contentType: contentType), [415],
                 slug: "unsupported-media-type", afterwards: absent(present))
         }
         add(
-            "no Content-Type", post(present, #"{"destination":"a"}"#, contentType: nil), [415], slug: "unsupported-media-type",
+            "no Content-Type", post(present, #"{"destination":"a"}"#, contentType: nil), [415],
+            slug: "unsupported-media-type",
             afterwards: absent(present))
 
         // Absurd headers.
         add(
-            "a 100 KB header value", request("GET", "/livez", headers: ["X-Big: " + String(repeating: "a", count: 100_000)]), [431],
+            "a 100 KB header value",
+            request("GET", "/livez", headers: ["X-Big: " + String(repeating: "a", count: 100_000)]), [431],
             mayDrop: true)
         add(
-            "1000 headers", request("GET", "/livez", headers: (0..<1000).map { "X-Header-\($0): value-\($0)" }), [431], mayDrop: true)
+            "1000 headers", request("GET", "/livez", headers: (0..<1000).map { "X-Header-\($0): value-\($0)" }), [431],
+            mayDrop: true)
         add(
-            "a 100 KB If-Match", request("POST", present, headers: ["Content-Type: application/json", "If-Match: \"" + String(repeating: "1", count: 100_000) + "\""], body: Array(#"{"destination":"a"}"#.utf8)),
+            "a 100 KB If-Match",
+            request(
+                "POST", present,
+                headers: [
+                    "Content-Type: application/json", "If-Match: \"" + String(repeating: "1", count: 100_000) + "\"",
+                ], body: Array(#"{"destination":"a"}"#.utf8)),
             [400, 431], mayDrop: true, afterwards: absent(present))
         add(
             "a 300-character Idempotency-Key",
-            request("POST", present, headers: ["Content-Type: application/json", "Idempotency-Key: " + String(repeating: "k", count: 300)], body: Array(#"{"destination":"a"}"#.utf8)),
+            request(
+                "POST", present,
+                headers: ["Content-Type: application/json", "Idempotency-Key: " + String(repeating: "k", count: 300)],
+                body: Array(#"{"destination":"a"}"#.utf8)),
             [400], slug: "invalid-header", afterwards: absent(present))
         add(
             "If-Match that is not an entity tag",
-            request("POST", "/v1/sessions/\(controlID)/dismiss", headers: ["Content-Type: application/json", "If-Match: 1; DROP TABLE sessions"], body: Array("{}".utf8)),
+            request(
+                "POST", "/v1/sessions/\(controlID)/dismiss",
+                headers: ["Content-Type: application/json", "If-Match: 1; DROP TABLE sessions"], body: Array("{}".utf8)),
             [400, 412], afterwards: nil)
-        add("a header line without a colon", request("GET", "/livez", headers: ["This is not a header"]), [400], mayDrop: true)
-        add("a Content-Length that is not a number", request("POST", present, headers: ["Content-Type: application/json", "Content-Length: abc"]), [400], mayDrop: true)
-        add("a negative Content-Length", request("POST", present, headers: ["Content-Type: application/json", "Content-Length: -1"]), [400], mayDrop: true)
         add(
-            "a Content-Length of 2^64", request("POST", present, headers: ["Content-Type: application/json", "Content-Length: 18446744073709551616"]),
+            "a header line without a colon", request("GET", "/livez", headers: ["This is not a header"]), [400],
+            mayDrop: true)
+        add(
+            "a Content-Length that is not a number",
+            request("POST", present, headers: ["Content-Type: application/json", "Content-Length: abc"]), [400],
+            mayDrop: true)
+        add(
+            "a negative Content-Length",
+            request("POST", present, headers: ["Content-Type: application/json", "Content-Length: -1"]), [400],
+            mayDrop: true)
+        add(
+            "a Content-Length of 2^64",
+            request(
+                "POST", present, headers: ["Content-Type: application/json", "Content-Length: 18446744073709551616"]),
             [400, 413], mayDrop: true)
 
         // Request smuggling: an ambiguous body length must not let the rest become another request.
         let smuggled = "GET /v1/sessions/\(controlID) HTTP/1.1\r\nHost: smuggled\r\n\r\n"
         add(
             "two Content-Length headers that differ",
-            Array("POST \(present) HTTP/1.1\r\nHost: hostile\r\nContent-Type: application/json\r\nContent-Length: 0\r\nContent-Length: \(smuggled.utf8.count)\r\n\r\n\(smuggled)".utf8),
+            Array(
+                "POST \(present) HTTP/1.1\r\nHost: hostile\r\nContent-Type: application/json\r\nContent-Length: 0\r\nContent-Length: \(smuggled.utf8.count)\r\n\r\n\(smuggled)"
+                    .utf8),
             [400], slug: "ambiguous-body-length", mayDrop: true, singleResponse: true, afterwards: absent(present))
         add(
             "Content-Length and Transfer-Encoding: chunked together",
-            Array("POST \(present) HTTP/1.1\r\nHost: hostile\r\nContent-Type: application/json\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n\(smuggled)".utf8),
+            Array(
+                "POST \(present) HTTP/1.1\r\nHost: hostile\r\nContent-Type: application/json\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n\(smuggled)"
+                    .utf8),
             [400], slug: "ambiguous-body-length", mayDrop: true, singleResponse: true, afterwards: absent(present))
         add(
             "Transfer-Encoding other than chunked",
-            Array("POST \(present) HTTP/1.1\r\nHost: hostile\r\nContent-Type: application/json\r\nTransfer-Encoding: gzip\r\n\r\n{}".utf8),
+            Array(
+                "POST \(present) HTTP/1.1\r\nHost: hostile\r\nContent-Type: application/json\r\nTransfer-Encoding: gzip\r\n\r\n{}"
+                    .utf8),
             [400, 411, 501], mayDrop: true, afterwards: absent(present))
 
         // Path traversal and odd paths.
-        for target in ["/v1/sessions/../../etc/passwd", "/../../etc/passwd", "/openapi.yaml/../../../etc/passwd", "/v1/sessions/a/../../../../etc/passwd"] {
+        for target in [
+            "/v1/sessions/../../etc/passwd", "/../../etc/passwd", "/openapi.yaml/../../../etc/passwd",
+            "/v1/sessions/a/../../../../etc/passwd",
+        ] {
             add("path traversal \(target)", request("GET", target), [404], slug: "not-found")
         }
-        for target in ["/v1/sessions/%2e%2e%2f%2e%2e%2fetc%2fpasswd", "/v1/sessions/..%2F..%2Fetc%2Fpasswd", "/v1/sessions/%2e%2e%5c%2e%2e%5cetc%5cpasswd"] {
+        for target in [
+            "/v1/sessions/%2e%2e%2f%2e%2e%2fetc%2fpasswd", "/v1/sessions/..%2F..%2Fetc%2Fpasswd",
+            "/v1/sessions/%2e%2e%5c%2e%2e%5cetc%5cpasswd",
+        ] {
             add("path traversal \(target)", request("GET", target), [400], slug: "invalid-session-id")
         }
         add("%2e%2e as a session id", request("GET", "/v1/sessions/%2e%2e/events"), [404], slug: "session-not-found")
-        add("a path that is not origin-form", request("GET", "http://evil.example/../../etc/passwd"), [400, 404], mayDrop: true)
+        add(
+            "a path that is not origin-form", request("GET", "http://evil.example/../../etc/passwd"), [400, 404],
+            mayDrop: true)
         add("an asterisk target", request("GET", "*"), [400, 404], mayDrop: true)
 
         // SQL-looking ids and values.
-        for id in ["1'%20OR%20'1'%3D'1", "x;DROP%20TABLE%20sessions;--", "x%27)%3B--", "%22%20OR%201%3D1%20--", "a%20UNION%20SELECT%20*%20FROM%20sessions"] {
+        for id in [
+            "1'%20OR%20'1'%3D'1", "x;DROP%20TABLE%20sessions;--", "x%27)%3B--", "%22%20OR%201%3D1%20--",
+            "a%20UNION%20SELECT%20*%20FROM%20sessions",
+        ] {
             add("SQL in the session id \(id)", request("GET", "/v1/sessions/\(id)"), [400], slug: "invalid-session-id")
             add(
-                "SQL in the session id of a write \(id)", post("/v1/sessions/\(id)/presentations", #"{"destination":"a"}"#), [400],
+                "SQL in the session id of a write \(id)",
+                post("/v1/sessions/\(id)/presentations", #"{"destination":"a"}"#), [400],
                 slug: "invalid-session-id")
         }
         add(
-            "SQL in the destination", post(present, #"{"destination":"a'); DROP TABLE sessions;--"}"#), [422], slug: "validation-failed",
+            "SQL in the destination", post(present, #"{"destination":"a'); DROP TABLE sessions;--"}"#), [422],
+            slug: "validation-failed",
             afterwards: absent(present))
         let sqlSession = uniqueSessionID("sql")
         let sqlText = "'; DELETE FROM sessions; SELECT '"
         add(
-            "SQL in the payload is stored as text", post("/v1/sessions/\(sqlSession)/presentations", #"{"destination":"a","payload":{"q":"'; DELETE FROM sessions; SELECT '"}}"#),
+            "SQL in the payload is stored as text",
+            post(
+                "/v1/sessions/\(sqlSession)/presentations",
+                #"{"destination":"a","payload":{"q":"'; DELETE FROM sessions; SELECT '"}}"#),
             [201],
             afterwards: { client in
-                let text = try client.call("GET", "/v1/sessions/\(sqlSession)").json["stack"]?.arrayValue?.first?["payload"]?["q"]?.stringValue
+                let text = try client.call("GET", "/v1/sessions/\(sqlSession)").json["stack"]?.arrayValue?.first?[
+                    "payload"]?["q"]?.stringValue
                 return text == sqlText ? nil : "the payload reads back as \(text.debugDescription)"
             })
-        add("SQL in a query parameter", request("GET", "/v1/sessions/\(controlID)/events?after=0%20OR%201%3D1"), [400], slug: "invalid-parameter")
-        add("a limit of 10^20", request("GET", "/v1/sessions/\(controlID)/events?limit=100000000000000000000"), [400], slug: "invalid-parameter")
-        add("a negative after", request("GET", "/v1/sessions/\(controlID)/events?after=-1"), [400], slug: "invalid-parameter")
+        add(
+            "SQL in a query parameter", request("GET", "/v1/sessions/\(controlID)/events?after=0%20OR%201%3D1"), [400],
+            slug: "invalid-parameter")
+        add(
+            "a limit of 10^20", request("GET", "/v1/sessions/\(controlID)/events?limit=100000000000000000000"), [400],
+            slug: "invalid-parameter")
+        add(
+            "a negative after", request("GET", "/v1/sessions/\(controlID)/events?after=-1"), [400],
+            slug: "invalid-parameter")
 
         // Long targets.
-        add("a 20 KB URL", request("GET", "/v1/sessions/" + String(repeating: "a", count: 20_000)), [414], mayDrop: true)
-        add("a 20 KB query string", request("GET", "/v1/sessions/\(controlID)/events?x=" + String(repeating: "a", count: 20_000)), [414], mayDrop: true)
-        add("a 129-character session id", request("GET", "/v1/sessions/" + String(repeating: "a", count: 129)), [400], slug: "invalid-session-id")
+        add(
+            "a 20 KB URL", request("GET", "/v1/sessions/" + String(repeating: "a", count: 20_000)), [414], mayDrop: true
+        )
+        add(
+            "a 20 KB query string",
+            request("GET", "/v1/sessions/\(controlID)/events?x=" + String(repeating: "a", count: 20_000)), [414],
+            mayDrop: true)
+        add(
+            "a 129-character session id", request("GET", "/v1/sessions/" + String(repeating: "a", count: 129)), [400],
+            slug: "invalid-session-id")
 
         // Not HTTP/1.1 at all.
-        add("a TLS ClientHello", [0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xFC, 0x03, 0x03] + Array(repeating: 0, count: 64), [400], mayDrop: true)
+        add(
+            "a TLS ClientHello",
+            [0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xFC, 0x03, 0x03] + Array(repeating: 0, count: 64), [400],
+            mayDrop: true)
         add("the HTTP/2 preface", Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8), [400, 505], mayDrop: true)
         add("HTTP/0.9", Array("GET /livez\r\n".utf8), rest: [], halfClose: true, [400, 505], mayDrop: true)
         add("HTTP/9.9", Array("GET /livez HTTP/9.9\r\nHost: x\r\n\r\n".utf8), [400, 505], mayDrop: true)
-        add("a control character in the method", Array("GE\u{1}T /livez HTTP/1.1\r\nHost: x\r\n\r\n".utf8), [400, 405, 501], mayDrop: true)
+        add(
+            "a control character in the method", Array("GE\u{1}T /livez HTTP/1.1\r\nHost: x\r\n\r\n".utf8),
+            [400, 405, 501], mayDrop: true)
         add("a lone LF request head", Array("GET /livez HTTP/1.1\nHost: x\n\n".utf8), [200, 400], mayDrop: true)
         add("binary garbage", (0..<512).map { UInt8(truncatingIfNeeded: $0 &* 7919 &+ 13) }, [400], mayDrop: true)
         return corpus
     }
 }
 
-private extension Array where Element == UInt8 {
+extension Array where Element == UInt8 {
     /// `METHOD /path HTTP/1.1…` with `bytes` inserted right after the path.
-    func replacingPathEnd(with bytes: [UInt8]) -> [UInt8] {
+    fileprivate func replacingPathEnd(with bytes: [UInt8]) -> [UInt8] {
         guard let firstSpace = firstIndex(of: UInt8(ascii: " ")),
             let secondSpace = self[(firstSpace + 1)...].firstIndex(of: UInt8(ascii: " "))
         else { return self }

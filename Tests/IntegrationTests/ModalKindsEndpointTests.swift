@@ -14,7 +14,8 @@ struct ModalKindsEndpointTests {
         session?[field]?.arrayValue?.compactMap { $0["destination"]?.stringValue } ?? []
     }
 
-    @Test("the multi-dialog screen: an alert over sheets queues what comes next, its answer goes back, the queue drains")
+    @Test(
+        "the multi-dialog screen: an alert over sheets queues what comes next, its answer goes back, the queue drains")
     func multiDialogScreen() throws {
         let server = try ServerProcess()
         let client = server.client()
@@ -25,7 +26,10 @@ struct ModalKindsEndpointTests {
             "POST", "\(base)/presentations",
             json: [
                 "destination": "deleteConfirm", "style": "alert", "title": "Delete the file?",
-                "buttons": [["id": "delete", "label": "Delete", "role": "destructive"], ["id": "cancel", "label": "Cancel", "role": "cancel"]],
+                "buttons": [
+                    ["id": "delete", "label": "Delete", "role": "destructive"],
+                    ["id": "cancel", "label": "Cancel", "role": "cancel"],
+                ],
             ])
         #expect(alert.status == 201)
         let alertID = try #require(alert.json["presentation"]?["id"]?.stringValue)
@@ -39,7 +43,8 @@ struct ModalKindsEndpointTests {
         #expect(downloads.headers["Location"] != nil)
         #expect(presentations(downloads.json["session"], "queue") == ["downloads"])
 
-        let rejected = try client.call("POST", "\(base)/presentations", json: ["destination": "help", "whenBlocked": "reject"])
+        let rejected = try client.call(
+            "POST", "\(base)/presentations", json: ["destination": "help", "whenBlocked": "reject"])
         #expect(rejected.status == 409)
         #expect(rejected.problemSlug == "alert-on-top")
 
@@ -81,10 +86,13 @@ struct ModalKindsEndpointTests {
         let server = try ServerProcess()
         let client = server.client()
         let base = "/v1/sessions/\(uniqueSessionID())"
-        let sync = try client.call("POST", "\(base)/presentations", json: ["destination": "sync", "style": "progress", "message": "Syncing", "total": 4])
+        let sync = try client.call(
+            "POST", "\(base)/presentations",
+            json: ["destination": "sync", "style": "progress", "message": "Syncing", "total": 4])
         let syncID = try #require(sync.json["presentation"]?["id"]?.stringValue)
         #expect(sync.json["presentation"]?["completed"] == 0)
-        let step = try client.call("PATCH", "\(base)/presentations/\(syncID)", json: ["completed": 3, "message": "Almost"])
+        let step = try client.call(
+            "PATCH", "\(base)/presentations/\(syncID)", json: ["completed": 3, "message": "Almost"])
         #expect(step.status == 200)
         #expect(step.json["presentation"]?["completed"] == 3)
         #expect(step.json["presentation"]?["message"] == "Almost")
@@ -104,12 +112,17 @@ struct ModalKindsEndpointTests {
         let server = try ServerProcess()
         let client = server.client()
         let base = "/v1/sessions/\(uniqueSessionID())"
-        let buttonsOnSheet = try client.call("POST", "\(base)/presentations", json: ["destination": "a", "buttons": [["id": "x", "label": "X"]]])
+        let buttonsOnSheet = try client.call(
+            "POST", "\(base)/presentations", json: ["destination": "a", "buttons": [["id": "x", "label": "X"]]])
         #expect(buttonsOnSheet.status == 422)
         #expect(buttonsOnSheet.errorPointers == ["/buttons"])
-        let detentsOnAlert = try client.call("POST", "\(base)/presentations", json: ["destination": "a", "style": "alert", "title": "t", "detents": ["medium"]])
+        let detentsOnAlert = try client.call(
+            "POST", "\(base)/presentations",
+            json: ["destination": "a", "style": "alert", "title": "t", "detents": ["medium"]])
         #expect(detentsOnAlert.errorPointers == ["/detents"])
-        let sheet = try client.call("POST", "\(base)/presentations", json: ["destination": "a", "detents": ["medium", "fraction:0.3"], "interactiveDismissDisabled": true])
+        let sheet = try client.call(
+            "POST", "\(base)/presentations",
+            json: ["destination": "a", "detents": ["medium", "fraction:0.3"], "interactiveDismissDisabled": true])
         #expect(sheet.json["presentation"]?["detents"] == ["medium", "fraction:0.3"])
     }
 
@@ -118,7 +131,9 @@ struct ModalKindsEndpointTests {
         let server = try ServerProcess()
         let client = server.client()
         let base = "/v1/sessions/\(uniqueSessionID())"
-        let paywall = try client.call("POST", "\(base)/presentations", json: ["destination": "paywall", "style": "fullScreenCover", "locked": true])
+        let paywall = try client.call(
+            "POST", "\(base)/presentations",
+            json: ["destination": "paywall", "style": "fullScreenCover", "locked": true])
         let paywallID = try #require(paywall.json["presentation"]?["id"]?.stringValue)
         let refused = try client.call("POST", "\(base)/dismiss", json: [:])
         #expect(refused.status == 409)
@@ -153,11 +168,16 @@ struct CatalogEndpointTests {
         #expect(unknown.status == 422)
         #expect(unknown.errorPointers == ["/destination"])
         #expect(unknown.json["errors"]?.arrayValue?.first?["detail"]?.stringValue?.contains("settings") == true)
-        let style = try client.call("POST", "\(base)/presentations", json: ["destination": "deleteConfirm", "style": "sheet"])
+        let style = try client.call(
+            "POST", "\(base)/presentations", json: ["destination": "deleteConfirm", "style": "sheet"])
         #expect(style.errorPointers == ["/style"])
-        let payload = try client.call("POST", "\(base)/presentations", json: ["destination": "profile", "payload": ["userId": "me", "extra": 1]])
+        let payload = try client.call(
+            "POST", "\(base)/presentations", json: ["destination": "profile", "payload": ["userId": "me", "extra": 1]])
         #expect(Set(payload.errorPointers) == ["/payload/userId", "/payload/extra"])
-        #expect(try client.call("POST", "\(base)/presentations", json: ["destination": "profile", "payload": ["userId": 42]]).status == 201)
+        #expect(
+            try client.call(
+                "POST", "\(base)/presentations", json: ["destination": "profile", "payload": ["userId": 42]]
+            ).status == 201)
         let destinations = try client.call("GET", "/v1/destinations")
         #expect(destinations.json["mode"] == "catalog")
         let names = destinations.json["destinations"]?.arrayValue?.compactMap { $0["name"]?.stringValue } ?? []

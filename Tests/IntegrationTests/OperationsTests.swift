@@ -52,7 +52,8 @@ struct OperationsTests {
     func metricsMove() throws {
         let server = try ServerProcess()
         let client = server.client()
-        let series = #"modalstack_http_requests_total{method="POST",route="/v1/sessions/{sessionId}/presentations",status="2xx"}"#
+        let series =
+            #"modalstack_http_requests_total{method="POST",route="/v1/sessions/{sessionId}/presentations",status="2xx"}"#
         let before = try client.send(method: "GET", path: "/metrics").text
         #expect(before.contains("# TYPE modalstack_http_request_duration_seconds histogram"))
         let id = uniqueSessionID()
@@ -76,12 +77,15 @@ struct OperationsTests {
         let server = try ServerProcess()
         let client = server.client()
         func events(_ kind: SessionEvent.Kind) throws -> Double? {
-            metric(try client.send(method: "GET", path: "/metrics").text, #"modalstack_presentation_events_total{event="\#(kind.rawValue)"}"#)
+            metric(
+                try client.send(method: "GET", path: "/metrics").text,
+                #"modalstack_presentation_events_total{event="\#(kind.rawValue)"}"#)
         }
         for kind in SessionEvent.Kind.presentationEvents {
             #expect(try events(kind) == 0, "\(kind)")
         }
-        let replaced = try client.call("PUT", "/v1/sessions/\(uniqueSessionID())/stack", json: ["stack": [["destination": "a"]]])
+        let replaced = try client.call(
+            "PUT", "/v1/sessions/\(uniqueSessionID())/stack", json: ["stack": [["destination": "a"]]])
         try #require(replaced.status == 200)
         // Counted once the commit is done, which may be just after the answer went out.
         _ = try waitUntil { try events(.replaced) != 0 }
@@ -93,7 +97,8 @@ struct OperationsTests {
     func accessLog() throws {
         let server = try ServerProcess(capturingOutput: true)
         let client = server.client()
-        let given = try client.call("GET", "/v1/sessions/\(uniqueSessionID())", headers: ["X-Request-Id": "req-given-1"])
+        let given = try client.call(
+            "GET", "/v1/sessions/\(uniqueSessionID())", headers: ["X-Request-Id": "req-given-1"])
         #expect(given.headers["X-Request-Id"] == "req-given-1")
         let made = try client.call("PUT", "/v1/sessions/\(uniqueSessionID())")
         let madeID = try #require(made.headers["X-Request-Id"])
@@ -139,7 +144,8 @@ struct OperationsTests {
         let heldID = "held-session"
         try server.client().call("PUT", "/v1/sessions/\(heldID)")
         Thread.detachNewThread {
-            let response = try? server.client().call("GET", "/v1/sessions/\(heldID)", headers: ["If-None-Match": "\"1\"", "Prefer": "wait=30"])
+            let response = try? server.client().call(
+                "GET", "/v1/sessions/\(heldID)", headers: ["If-None-Match": "\"1\"", "Prefer": "wait=30"])
             pollStatus.withLock { $0 = response?.status }
             pollDone.signal()
         }
@@ -151,7 +157,9 @@ struct OperationsTests {
             var index = 0
             while !stopWriting.withLock({ $0 }) {
                 let key = "k\(index)"
-                guard let response = try? client.call("POST", "\(base)/presentations", json: ["destination": "d", "key": .string(key)]),
+                guard
+                    let response = try? client.call(
+                        "POST", "\(base)/presentations", json: ["destination": "d", "key": .string(key)]),
                     response.status == 201
                 else { break }
                 acknowledged.withLock { $0.append(key) }
@@ -168,13 +176,17 @@ struct OperationsTests {
         #expect(pollStatus.withLock { $0 } == 304)
         try server.start()
         let presentedKeys = Set(
-            try allEvents(server.client(), base).filter { $0["type"] == "presented" }.compactMap { $0["presentation"]?["key"]?.stringValue })
+            try allEvents(server.client(), base).filter { $0["type"] == "presented" }.compactMap {
+                $0["presentation"]?["key"]?.stringValue
+            })
         let acked = acknowledged.withLock { $0 }
         #expect(!acked.isEmpty)
         #expect(Set(acked).isSubset(of: presentedKeys))
     }
 
-    @Test("readiness during a drain: 503 at once after SIGTERM while requests are still served through --shutdown-delay, then exit 0 with the writes kept")
+    @Test(
+        "readiness during a drain: 503 at once after SIGTERM while requests are still served through --shutdown-delay, then exit 0 with the writes kept"
+    )
     func readinessDuringDrain() throws {
         let server = try ServerProcess(arguments: ["--shutdown-delay", "2"])
         let base = "/v1/sessions/\(uniqueSessionID("drain"))"

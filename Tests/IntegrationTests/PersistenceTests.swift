@@ -11,7 +11,9 @@ struct PersistenceTests {
         var client = server.client()
         let id = uniqueSessionID()
         try client.call("POST", "/v1/sessions/\(id)/presentations", json: ["destination": "settings"])
-        try client.call("POST", "/v1/sessions/\(id)/presentations", json: ["destination": "help", "payload": ["text": "How can we help?"]])
+        try client.call(
+            "POST", "/v1/sessions/\(id)/presentations",
+            json: ["destination": "help", "payload": ["text": "How can we help?"]])
         let before = try client.call("GET", "/v1/sessions/\(id)")
         client.close()
         #expect(server.stop(signal: SIGTERM) == 0)
@@ -22,7 +24,9 @@ struct PersistenceTests {
         #expect(after.raw == before.raw)
     }
 
-    @Test("a payload nested as deeply as a request allows reads back from the database, in the stack, the event log and the dismissed")
+    @Test(
+        "a payload nested as deeply as a request allows reads back from the database, in the stack, the event log and the dismissed"
+    )
     func deepPayloadReadsBack() throws {
         let server = try ServerProcess()
         var client = server.client()
@@ -31,13 +35,19 @@ struct PersistenceTests {
         // stack, a change record or a session, it sits a few levels deeper than that.
         var payload: JSONValue = 1
         for _ in 0..<63 { payload = ["a": payload] }
-        let presented = try client.call("POST", "/v1/sessions/\(id)/presentations", json: ["destination": "deep", "payload": payload])
+        let presented = try client.call(
+            "POST", "/v1/sessions/\(id)/presentations", json: ["destination": "deep", "payload": payload])
         #expect(presented.status == 201)
         // Answers are deeper than a client's request may be: read with the limits for what the server wrote.
-        let presentationID = try #require(try JSONParser.parse(presented.raw, limits: .written)["presentation"]?["id"]?.stringValue)
+        let presentationID = try #require(
+            try JSONParser.parse(presented.raw, limits: .written)["presentation"]?["id"]?.stringValue)
         #expect(try client.call("POST", "/v1/sessions/\(id)/presentations", json: ["destination": "top"]).status == 201)
-        #expect(try client.call("DELETE", "/v1/sessions/\(id)/presentations/\(presentationID)?force=true").status == 200)
-        #expect(try client.call("POST", "/v1/sessions/\(id)/presentations", json: ["destination": "deep", "payload": payload]).status == 201)
+        #expect(
+            try client.call("DELETE", "/v1/sessions/\(id)/presentations/\(presentationID)?force=true").status == 200)
+        #expect(
+            try client.call(
+                "POST", "/v1/sessions/\(id)/presentations", json: ["destination": "deep", "payload": payload]
+            ).status == 201)
         let before = try client.call("GET", "/v1/sessions/\(id)")
         client.close()
         try server.restart()
@@ -70,7 +80,9 @@ struct PersistenceTests {
         for index in 0..<30 {
             let id = "kill-\(index)"
             try client.call("POST", "/v1/sessions/\(id)/presentations", json: ["destination": "a"])
-            let response = try client.call("POST", "/v1/sessions/\(id)/presentations", json: ["destination": "b", "payload": ["i": JSONValue(index)]])
+            let response = try client.call(
+                "POST", "/v1/sessions/\(id)/presentations",
+                json: ["destination": "b", "payload": ["i": JSONValue(index)]])
             #expect(response.status == 201)
             if index.isMultiple(of: 3) {
                 let dismissed = try client.call("POST", "/v1/sessions/\(id)/dismiss", json: [:])
@@ -101,7 +113,8 @@ struct PersistenceTests {
 
     @Test("an invalid setting stops the start naming the setting")
     func invalidConfiguration() throws {
-        let (status, output) = try ServerProcess.runUntilExit(["--max-depth", "zero"], environment: ["MODALSTACK_PORT": "1"])
+        let (status, output) = try ServerProcess.runUntilExit(
+            ["--max-depth", "zero"], environment: ["MODALSTACK_PORT": "1"])
         #expect(status == 2)
         #expect(output.contains("--max-depth"))
     }

@@ -46,8 +46,10 @@ struct PresentationEndpointTests {
         let server = try ServerProcess()
         let client = server.client()
         let id = uniqueSessionID()
-        let first = try client.call("POST", "/v1/sessions/\(id)/presentations", json: ["destination": "help", "payload": ["text": "a"]])
-        let updated = try client.call("POST", "/v1/sessions/\(id)/presentations", json: ["destination": "help", "payload": ["text": "b"]])
+        let first = try client.call(
+            "POST", "/v1/sessions/\(id)/presentations", json: ["destination": "help", "payload": ["text": "a"]])
+        let updated = try client.call(
+            "POST", "/v1/sessions/\(id)/presentations", json: ["destination": "help", "payload": ["text": "b"]])
         #expect(updated.status == 200)
         #expect(updated.json["presentation"]?["id"] == first.json["presentation"]?["id"])
         #expect(updated.json["session"]?["stack"]?.arrayValue?.count == 1)
@@ -69,9 +71,12 @@ struct PresentationEndpointTests {
         let id = uniqueSessionID()
         let depth = ServerProcess.isLocal ? 3 : 8
         for index in 0..<depth {
-            #expect(try client.call("POST", "/v1/sessions/\(id)/presentations", json: ["destination": .string("d\(index)")]).status == 201)
+            #expect(
+                try client.call("POST", "/v1/sessions/\(id)/presentations", json: ["destination": .string("d\(index)")])
+                    .status == 201)
         }
-        let full = try client.call("POST", "/v1/sessions/\(id)/presentations", json: ["destination": "overflow", "whenBlocked": "reject"])
+        let full = try client.call(
+            "POST", "/v1/sessions/\(id)/presentations", json: ["destination": "overflow", "whenBlocked": "reject"])
         #expect(full.status == 409)
         #expect(full.problemSlug == "stack-full")
         #expect(full.json["maxDepth"] == JSONValue(depth))
@@ -87,7 +92,8 @@ struct PresentationEndpointTests {
         let id = uniqueSessionID()
         var ids: [String] = []
         for name in ["a", "b", "c", "d", "e"] {
-            let response = try client.call("POST", "/v1/sessions/\(id)/presentations", json: ["destination": .string(name)])
+            let response = try client.call(
+                "POST", "/v1/sessions/\(id)/presentations", json: ["destination": .string(name)])
             ids.append(try #require(response.json["presentation"]?["id"]?.stringValue))
         }
         let two = try client.call("POST", "/v1/sessions/\(id)/dismiss", json: ["count": 2])
@@ -158,7 +164,8 @@ struct PresentationEndpointTests {
         #expect(try client.call("GET", "/v1/sessions/\(id)").json["version"] == 3)
 
         let fresh = uniqueSessionID()
-        let deepLink = try client.call("PUT", "/v1/sessions/\(fresh)/stack", json: ["stack": [["destination": "onboarding"]]])
+        let deepLink = try client.call(
+            "PUT", "/v1/sessions/\(fresh)/stack", json: ["stack": [["destination": "onboarding"]]])
         #expect(deepLink.status == 200)
         #expect(deepLink.json["session"]?["version"] == 1)
     }

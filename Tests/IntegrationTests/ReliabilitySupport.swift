@@ -63,7 +63,9 @@ final class RawConnection {
         address.sin_port = port.bigEndian
         inet_pton(AF_INET, host, &address.sin_addr)
         let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard connected == 0 else {
             let message = String(cString: strerror(errno))
@@ -205,16 +207,20 @@ struct RawResponse {
     /// Nil until a whole status line and header section arrived.
     init?(_ bytes: [UInt8]) {
         let terminator: [UInt8] = [13, 10, 13, 10]
-        guard bytes.count >= 4, let end = (0...(bytes.count - 4)).first(where: { Array(bytes[$0..<($0 + 4)]) == terminator })
+        guard bytes.count >= 4,
+            let end = (0...(bytes.count - 4)).first(where: { Array(bytes[$0..<($0 + 4)]) == terminator })
         else { return nil }
         let head = String(decoding: bytes[..<end], as: UTF8.self)
         let lines = head.components(separatedBy: "\r\n")
         let statusParts = lines[0].split(separator: " ")
-        guard statusParts.count >= 2, lines[0].hasPrefix("HTTP/1."), let status = Int(statusParts[1]) else { return nil }
+        guard statusParts.count >= 2, lines[0].hasPrefix("HTTP/1."), let status = Int(statusParts[1]) else {
+            return nil
+        }
         var headers = HTTPHeaders()
         for line in lines.dropFirst() {
             guard let colon = line.firstIndex(of: ":") else { continue }
-            headers.add(String(line[..<colon]), String(line[line.index(after: colon)...]).trimmingCharacters(in: .whitespaces))
+            headers.add(
+                String(line[..<colon]), String(line[line.index(after: colon)...]).trimmingCharacters(in: .whitespaces))
         }
         self.status = status
         self.headers = headers
@@ -254,7 +260,9 @@ func isProcessAlive(_ pid: Int32) -> Bool {
 
 /// Runs a program to its end; returns its exit status and what it wrote (stdout and stderr).
 @discardableResult
-func runProgram(_ path: String, _ arguments: [String], input: String? = nil) throws -> (status: Int32, output: String, error: String) {
+func runProgram(_ path: String, _ arguments: [String], input: String? = nil) throws -> (
+    status: Int32, output: String, error: String
+) {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: path)
     process.arguments = arguments

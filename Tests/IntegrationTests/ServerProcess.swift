@@ -107,7 +107,9 @@ final class ServerProcess: @unchecked Sendable {
 
     /// The lines the server wrote to standard output so far.
     func outputLines() -> [String] {
-        guard let standardOutputPath, let data = FileManager.default.contents(atPath: standardOutputPath) else { return [] }
+        guard let standardOutputPath, let data = FileManager.default.contents(atPath: standardOutputPath) else {
+            return []
+        }
         return String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
     }
 
@@ -116,7 +118,9 @@ final class ServerProcess: @unchecked Sendable {
     }
 
     /// Runs the binary with `arguments` until it exits (a start that must fail): its exit status and standard error.
-    static func runUntilExit(_ arguments: [String], environment: [String: String]? = nil) throws -> (status: Int32, output: String) {
+    static func runUntilExit(_ arguments: [String], environment: [String: String]? = nil) throws -> (
+        status: Int32, output: String
+    ) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binaryPath)
         process.arguments = arguments

@@ -15,7 +15,9 @@ struct SessionConcurrencyTests {
     static let clients = 10
     static let seconds = Soak.isOn ? 30.0 : 2.0
 
-    @Test("clients hammering one session: gap-free versions, each given once, and an event log that replays to every acknowledged state")
+    @Test(
+        "clients hammering one session: gap-free versions, each given once, and an event log that replays to every acknowledged state"
+    )
     func hammerOneSession() throws {
         // The log must keep every change so that it can be replayed from an empty stack.
         let server = try ServerProcess(arguments: ["--event-log-size", "1000000"])
@@ -50,7 +52,8 @@ struct SessionConcurrencyTests {
         let finalVersion = try #require(final.json["version"]?.intValue)
         print(
             "SessionConcurrencyTests: \(acks.count) acknowledged changes, final version \(finalVersion), "
-                + "statuses \(statuses.sorted { $0.key < $1.key }.map { "\($0.key)×\($0.value)" }.joined(separator: " "))")
+                + "statuses \(statuses.sorted { $0.key < $1.key }.map { "\($0.key)×\($0.value)" }.joined(separator: " "))"
+        )
 
         // Each change exactly once: the acknowledged versions are distinct and, with the creation, are 1…N.
         let versions = acks.map(\.version)
@@ -58,7 +61,8 @@ struct SessionConcurrencyTests {
         for version in versions { seen[version, default: 0] += 1 }
         let duplicated = seen.filter { $0.value > 1 }.keys.sorted()
         #expect(duplicated.isEmpty, "versions acknowledged more than once: \(duplicated.prefix(20))")
-        #expect(Set(versions + [1]) == Set(1...finalVersion), "acknowledged versions are not exactly 1...\(finalVersion)")
+        #expect(
+            Set(versions + [1]) == Set(1...finalVersion), "acknowledged versions are not exactly 1...\(finalVersion)")
         #expect(versions.count + 1 == finalVersion)
         #expect(acks.count >= Self.clients * 5, "too few changes went through to mean anything")
         // Interleaving happened: If-Match lost some races, and more than one client got changes in.
@@ -87,10 +91,13 @@ struct SessionConcurrencyTests {
             }
             if state.stack != ack.stack || state.queue != ack.queue {
                 divergences.append(
-                    "v\(ack.version) (\(ack.operation)): acknowledged stack \(ack.stack) queue \(ack.queue), the log replays to stack \(state.stack) queue \(state.queue)")
+                    "v\(ack.version) (\(ack.operation)): acknowledged stack \(ack.stack) queue \(ack.queue), the log replays to stack \(state.stack) queue \(state.queue)"
+                )
             }
         }
-        #expect(divergences.isEmpty, "the replayed log leaves \(divergences.count) acknowledged states; the first: \(divergences.prefix(1))")
+        #expect(
+            divergences.isEmpty,
+            "the replayed log leaves \(divergences.count) acknowledged states; the first: \(divergences.prefix(1))")
 
         // …and each change on its own: the previous acknowledged state plus that version's events is
         // the state its response gave (so that one faulty change does not hide the others).
@@ -107,14 +114,19 @@ struct SessionConcurrencyTests {
             let (state, faults) = EventReplay.applying(events, to: previous)
             if state.stack != ack.stack || state.queue != ack.queue || !faults.isEmpty {
                 let kinds = events.map { event in
-                    [event["type"]?.stringValue, event["presentationId"]?.stringValue].compactMap { $0 }.joined(separator: " ")
+                    [event["type"]?.stringValue, event["presentationId"]?.stringValue].compactMap { $0 }.joined(
+                        separator: " ")
                         + (event["stack"].map { " stack \($0.arrayValue?.compactMap(\.stringValue) ?? [])" } ?? "")
                 }
                 faultyChanges.append(
-                    "v\(ack.version) (\(ack.operation)) from stack \(previous.stack) queue \(previous.queue): events \(kinds) give stack \(state.stack) queue \(state.queue)\(faults.isEmpty ? "" : " \(faults)"), the response says stack \(ack.stack) queue \(ack.queue)")
+                    "v\(ack.version) (\(ack.operation)) from stack \(previous.stack) queue \(previous.queue): events \(kinds) give stack \(state.stack) queue \(state.queue)\(faults.isEmpty ? "" : " \(faults)"), the response says stack \(ack.stack) queue \(ack.queue)"
+                )
             }
         }
-        #expect(faultyChanges.isEmpty, "\(faultyChanges.count) changes whose logged events do not lead from the state before to the acknowledged one: \(faultyChanges.prefix(2))")
+        #expect(
+            faultyChanges.isEmpty,
+            "\(faultyChanges.count) changes whose logged events do not lead from the state before to the acknowledged one: \(faultyChanges.prefix(2))"
+        )
     }
 
     /// The hammer above replaces the stack while entries wait in the queue only now and then; this
@@ -125,7 +137,11 @@ struct SessionConcurrencyTests {
         let client = server.client()
         let id = uniqueSessionID("promote")
         for destination in ["a", "b", "c", "d"] {
-            #expect([201, 202].contains(try client.call("POST", "/v1/sessions/\(id)/presentations", json: ["destination": .string(destination)]).status))
+            #expect(
+                [201, 202].contains(
+                    try client.call(
+                        "POST", "/v1/sessions/\(id)/presentations", json: ["destination": .string(destination)]
+                    ).status))
         }
         let before = try client.call("GET", "/v1/sessions/\(id)")
         #expect(before.json.queueIDs.count == 2)
@@ -138,12 +154,14 @@ struct SessionConcurrencyTests {
         let replay = EventReplay(events)
         #expect(replay.faults.isEmpty, "\(replay.faults)")
         let logged = (replay.eventsByVersion[session["version"]?.intValue ?? -1] ?? []).map { event in
-            (event["type"]?.stringValue ?? "?") + (event["stack"].map { " \($0.arrayValue?.compactMap(\.stringValue) ?? [])" } ?? "")
+            (event["type"]?.stringValue ?? "?")
+                + (event["stack"].map { " \($0.arrayValue?.compactMap(\.stringValue) ?? [])" } ?? "")
                 + (event["presentationId"]?.stringValue.map { " \($0)" } ?? "")
         }
         #expect(
             replay.finalState.stack == session.stackIDs,
-            "stack \(before.json.stackIDs) queue \(before.json.queueIDs), replaced to \(session.stackIDs): the logged events \(logged) replay to \(replay.finalState.stack)")
+            "stack \(before.json.stackIDs) queue \(before.json.queueIDs), replaced to \(session.stackIDs): the logged events \(logged) replay to \(replay.finalState.stack)"
+        )
         #expect(replay.finalState.queue == session.queueIDs)
     }
 }
@@ -167,7 +185,9 @@ private struct Hammer {
     /// The answers a request may get while others race it; anything else is a fault.
     static let expectedProblems: [Int: Set<String>] = [
         404: ["presentation-not-found"],
-        409: ["stack-full", "alert-on-top", "queue-not-empty", "queue-full", "already-presented", "nothing-to-dismiss"],
+        409: [
+            "stack-full", "alert-on-top", "queue-not-empty", "queue-full", "already-presented", "nothing-to-dismiss",
+        ],
         412: ["precondition-failed"],
     ]
 
@@ -205,11 +225,14 @@ private struct Hammer {
                 request = ("POST", base + "/presentations", ["destination": .string(unique)], "present \(unique)")
             case 30..<42:
                 request = (
-                    "POST", base + "/presentations", ["destination": .string(unique), "whenBlocked": "reject"], "present \(unique), reject if blocked"
+                    "POST", base + "/presentations", ["destination": .string(unique), "whenBlocked": "reject"],
+                    "present \(unique), reject if blocked"
                 )
             case 42..<45:
                 request = (
-                    "POST", base + "/presentations", ["destination": .string(unique), "style": "alert", "title": .string("Alert \(unique)")], "alert \(unique)"
+                    "POST", base + "/presentations",
+                    ["destination": .string(unique), "style": "alert", "title": .string("Alert \(unique)")],
+                    "alert \(unique)"
                 )
             case 45..<75:
                 request = ("POST", base + "/dismiss", [:], "dismiss the top")
@@ -224,7 +247,9 @@ private struct Hammer {
                     "PATCH", base + "/presentations/\(target)", ["payload": ["n": .string(unique)]], "update \(target)"
                 )
             default:
-                let stack: JSONValue = [["destination": "base", "payload": ["n": .string(unique)]], ["destination": .string(unique)]]
+                let stack: JSONValue = [
+                    ["destination": "base", "payload": ["n": .string(unique)]], ["destination": .string(unique)],
+                ]
                 request = ("PUT", base + "/stack", ["stack": stack], "replace the stack")
             }
             let operation = (ifMatch ? "[If-Match \(version)] " : "") + request.name
@@ -241,7 +266,8 @@ private struct Hammer {
                     log.faults.append("client \(index): \(operation) answered \(response.status) without a session")
                     continue
                 }
-                log.acks.append(Ack(version: newVersion, stack: session.stackIDs, queue: session.queueIDs, operation: operation))
+                log.acks.append(
+                    Ack(version: newVersion, stack: session.stackIDs, queue: session.queueIDs, operation: operation))
                 version = newVersion
                 known = session.stackIDs + session.queueIDs
             } else if let slug = response.json["type"]?.stringValue.map({ String($0.dropFirst("/problems/".count)) }),
@@ -252,7 +278,8 @@ private struct Hammer {
                 }
             } else {
                 log.faults.append(
-                    "client \(index): \(operation) answered \(response.status): \(String(decoding: response.raw.prefix(300), as: UTF8.self))")
+                    "client \(index): \(operation) answered \(response.status): \(String(decoding: response.raw.prefix(300), as: UTF8.self))"
+                )
             }
         }
     }

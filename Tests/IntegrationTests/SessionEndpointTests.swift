@@ -66,9 +66,11 @@ struct SessionEndpointTests {
         #expect(try client.call("POST", "/v1/sessions/\(id)/dismiss", json: [:]).status == 404)
     }
 
-    @Test("an invalid session id is a 400 problem", arguments: [
-        String(repeating: "a", count: 129), "bad%20id", "a%2Fb", "%27%3B%20DROP%20TABLE%20sessions",
-    ])
+    @Test(
+        "an invalid session id is a 400 problem",
+        arguments: [
+            String(repeating: "a", count: 129), "bad%20id", "a%2Fb", "%27%3B%20DROP%20TABLE%20sessions",
+        ])
     func invalidSessionID(id: String) throws {
         let server = try ServerProcess()
         let client = server.client()
@@ -105,7 +107,9 @@ struct SessionEndpointTests {
         let client = server.client()
         let id = uniqueSessionID()
         for index in 0..<20 {
-            let response = try client.call("POST", "/v1/sessions/\(id)/presentations", json: ["destination": "d", "payload": ["n": JSONValue(index)]])
+            let response = try client.call(
+                "POST", "/v1/sessions/\(id)/presentations",
+                json: ["destination": "d", "payload": ["n": JSONValue(index)]])
             #expect(response.status == (index == 0 ? 201 : 200))
             #expect(try client.call("GET", "/v1/sessions/\(id)").status == 200)
         }

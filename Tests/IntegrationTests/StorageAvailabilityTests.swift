@@ -45,15 +45,25 @@ struct StorageAvailabilityTests {
     /// The tests that make the database read-only run only where that is possible.
     static let needsReadOnlyFiles = ConditionTrait.enabled(
         if: canMakeReadOnly,
-        "running as root without a working chattr +i: root writes through any permission bits, so the files cannot be made read-only")
+        "running as root without a working chattr +i: root writes through any permission bits, so the files cannot be made read-only"
+    )
 
     /// The answer to a write while the database cannot take it.
-    private func expectStorageProblem(_ response: JSONResponse, _ comment: String, sourceLocation: SourceLocation = #_sourceLocation) {
-        #expect([503, 507].contains(response.status), "\(comment): \(response.status) \(String(decoding: response.raw, as: UTF8.self))", sourceLocation: sourceLocation)
+    private func expectStorageProblem(
+        _ response: JSONResponse, _ comment: String, sourceLocation: SourceLocation = #_sourceLocation
+    ) {
+        #expect(
+            [503, 507].contains(response.status),
+            "\(comment): \(response.status) \(String(decoding: response.raw, as: UTF8.self))",
+            sourceLocation: sourceLocation)
         if [503, 507].contains(response.status) {
             let slug = response.problemSlug
-            #expect(slug == (response.status == 503 ? "storage-unavailable" : "storage-full"), sourceLocation: sourceLocation)
-            #expect(response.headers["Retry-After"].flatMap { Int($0) }.map { $0 > 0 } == true, "no Retry-After", sourceLocation: sourceLocation)
+            #expect(
+                slug == (response.status == 503 ? "storage-unavailable" : "storage-full"),
+                sourceLocation: sourceLocation)
+            #expect(
+                response.headers["Retry-After"].flatMap { Int($0) }.map { $0 > 0 } == true, "no Retry-After",
+                sourceLocation: sourceLocation)
         }
     }
 
@@ -66,12 +76,16 @@ struct StorageAvailabilityTests {
         let pid = try #require(server.processID)
         let client = server.client()
         let id = uniqueSessionID("ro")
-        #expect(try client.call("POST", "/v1/sessions/\(id)/presentations", json: ["destination": "settings"]).status == 201)
+        #expect(
+            try client.call("POST", "/v1/sessions/\(id)/presentations", json: ["destination": "settings"]).status == 201
+        )
         let before = try client.call("GET", "/v1/sessions/\(id)")
         let directory = (server.databasePath as NSString).deletingLastPathComponent
         // The -shm file is left alone: SQLite maps it into memory, and a write fault on a mapping of
         // an immutable file is a SIGBUS no program can answer. It holds no data, only the WAL's index.
-        let files = [directory, server.databasePath, server.databasePath + "-wal"].filter { FileManager.default.fileExists(atPath: $0) }
+        let files = [directory, server.databasePath, server.databasePath + "-wal"].filter {
+            FileManager.default.fileExists(atPath: $0)
+        }
         let restore = try makeReadOnly(files, method)
         var restored = false
         defer {
@@ -88,7 +102,8 @@ struct StorageAvailabilityTests {
             // writable, so a running server may go on writing. Either outcome is right; a crash is not.
             if refused.status != 201 { expectStorageProblem(refused, "a write to a read-only database") }
         }
-        let fresh = try client.call("POST", "/v1/sessions/\(uniqueSessionID("ro-new"))/presentations", json: ["destination": "a"])
+        let fresh = try client.call(
+            "POST", "/v1/sessions/\(uniqueSessionID("ro-new"))/presentations", json: ["destination": "a"])
         if case .immutable = method { expectStorageProblem(fresh, "creating a session in an immutable database") }
         #expect(isProcessAlive(pid))
         #expect(try server.client().call("GET", "/livez").status == 200)
@@ -103,9 +118,13 @@ struct StorageAvailabilityTests {
         restore()
         restored = true
         let again = try client.call("POST", "/v1/sessions/\(id)/presentations", json: ["destination": "profile"])
-        #expect(again.status == 201, "writes do not work again once the directory is writable: \(again.status) \(String(decoding: again.raw, as: UTF8.self))")
+        #expect(
+            again.status == 201,
+            "writes do not work again once the directory is writable: \(again.status) \(String(decoding: again.raw, as: UTF8.self))"
+        )
         #expect(try client.call("GET", "/readyz").status == 200)
-        #expect(try client.call("GET", "/v1/sessions/\(id)").json["stack"]?.arrayValue?.last?["destination"] == "profile")
+        #expect(
+            try client.call("GET", "/v1/sessions/\(id)").json["stack"]?.arrayValue?.last?["destination"] == "profile")
     }
 
     @Test(
@@ -115,7 +134,9 @@ struct StorageAvailabilityTests {
         let method = try #require(ReadOnlyMethod.available)
         let server = try ServerProcess()
         let id = uniqueSessionID("ro-start")
-        #expect(try server.client().call("POST", "/v1/sessions/\(id)/presentations", json: ["destination": "settings"]).status == 201)
+        #expect(
+            try server.client().call("POST", "/v1/sessions/\(id)/presentations", json: ["destination": "settings"])
+                .status == 201)
         #expect(server.stop(signal: SIGTERM) == 0)
         let directory = (server.databasePath as NSString).deletingLastPathComponent
         let files = [directory, server.databasePath].filter { FileManager.default.fileExists(atPath: $0) }
@@ -132,21 +153,31 @@ struct StorageAvailabilityTests {
             try server.start()
             let client = server.client()
             #expect(try client.call("GET", "/v1/sessions/\(id)").status == 200)
-            expectStorageProblem(try client.call("POST", "/v1/sessions/\(id)/presentations", json: ["destination": "help"]), "a write to a read-only database")
+            expectStorageProblem(
+                try client.call("POST", "/v1/sessions/\(id)/presentations", json: ["destination": "help"]),
+                "a write to a read-only database")
             restore()
             restored = true
             let again = try client.call("POST", "/v1/sessions/\(id)/presentations", json: ["destination": "help"])
-            #expect(again.status == 201, "writes do not work again once the directory is writable, without a restart: \(again.status)")
+            #expect(
+                again.status == 201,
+                "writes do not work again once the directory is writable, without a restart: \(again.status)")
         } else {
             #expect(attempt.exitStatus.map { $0 != 0 } == true)
-            #expect(attempt.output.contains(server.databasePath), "the message does not name the database: \(attempt.output)")
-            print("StorageAvailabilityTests: start on a read-only directory: exit \(attempt.exitStatus ?? -1): \(attempt.output.trimmingCharacters(in: .whitespacesAndNewlines))")
+            #expect(
+                attempt.output.contains(server.databasePath),
+                "the message does not name the database: \(attempt.output)")
+            print(
+                "StorageAvailabilityTests: start on a read-only directory: exit \(attempt.exitStatus ?? -1): \(attempt.output.trimmingCharacters(in: .whitespacesAndNewlines))"
+            )
             restore()
             restored = true
             try server.start()
             let client = server.client()
             #expect(try client.call("GET", "/v1/sessions/\(id)").status == 200)
-            #expect(try client.call("POST", "/v1/sessions/\(id)/presentations", json: ["destination": "help"]).status == 201)
+            #expect(
+                try client.call("POST", "/v1/sessions/\(id)/presentations", json: ["destination": "help"]).status == 201
+            )
         }
     }
 
@@ -157,24 +188,32 @@ struct StorageAvailabilityTests {
     /// before each commit, so no write is acknowledged from then on: writes answer 503 and
     /// /readyz says why, reads go on, and the process stays up. A restart creates the directory
     /// again and begins with an empty database.
-    @Test("a vanished database directory: writes answer 503 instead of going into the deleted file, reads go on, readiness says why, a restart recovers")
+    @Test(
+        "a vanished database directory: writes answer 503 instead of going into the deleted file, reads go on, readiness says why, a restart recovers"
+    )
     func vanishedDirectory() throws {
         let server = try ServerProcess()
         let pid = try #require(server.processID)
         let client = server.client()
         let id = uniqueSessionID("gone")
-        #expect(try client.call("POST", "/v1/sessions/\(id)/presentations", json: ["destination": "settings"]).status == 201)
+        #expect(
+            try client.call("POST", "/v1/sessions/\(id)/presentations", json: ["destination": "settings"]).status == 201
+        )
         let directory = (server.databasePath as NSString).deletingLastPathComponent
         try FileManager.default.removeItem(atPath: directory)
         #expect(!FileManager.default.fileExists(atPath: directory))
 
         let write = try client.call("POST", "/v1/sessions/\(id)/presentations", json: ["destination": "help"])
-        let create = try client.call("POST", "/v1/sessions/\(uniqueSessionID("gone-new"))/presentations", json: ["destination": "a"])
+        let create = try client.call(
+            "POST", "/v1/sessions/\(uniqueSessionID("gone-new"))/presentations", json: ["destination": "a"])
         let read = try client.call("GET", "/v1/sessions/\(id)")
         let ready = try client.call("GET", "/readyz")
         // Writes would go into the unlinked file and be lost at the next start: none is acknowledged.
         for (name, response) in [("write", write), ("create", create)] {
-            #expect(response.status == 503, "\(name) after the directory vanished: \(response.status) \(String(decoding: response.raw, as: UTF8.self))")
+            #expect(
+                response.status == 503,
+                "\(name) after the directory vanished: \(response.status) \(String(decoding: response.raw, as: UTF8.self))"
+            )
             expectStorageProblem(response, name)
         }
         #expect(read.status == 200, "reads keep answering from what the server holds")
@@ -190,7 +229,10 @@ struct StorageAvailabilityTests {
         try server.start()
         let after = server.client()
         #expect(try after.call("GET", "/readyz").status == 200)
-        #expect(try after.call("POST", "/v1/sessions/\(uniqueSessionID("reborn"))/presentations", json: ["destination": "a"]).status == 201)
+        #expect(
+            try after.call(
+                "POST", "/v1/sessions/\(uniqueSessionID("reborn"))/presentations", json: ["destination": "a"]
+            ).status == 201)
         #expect(try after.call("GET", "/v1/sessions/\(id)").status == 404, "the deleted database's sessions are gone")
     }
 
@@ -202,7 +244,9 @@ struct StorageAvailabilityTests {
         let pid = try #require(server.processID)
         let client = server.client()
         let id = uniqueSessionID("locked")
-        #expect(try client.call("POST", "/v1/sessions/\(id)/presentations", json: ["destination": "settings"]).status == 201)
+        #expect(
+            try client.call("POST", "/v1/sessions/\(id)/presentations", json: ["destination": "settings"]).status == 201
+        )
         let before = try client.call("GET", "/v1/sessions/\(id)")
 
         let holder = try LockHolder(database: server.databasePath)

@@ -5,7 +5,9 @@ import Testing
 
 @Suite("Storage faults over HTTP", .enabled(if: ServerProcess.isLocal, "starts servers with a database quota"))
 struct StorageFaultTests {
-    @Test("a full database answers writes with 507 and Retry-After, keeps reads, says why in readiness, and recovers without a restart")
+    @Test(
+        "a full database answers writes with 507 and Retry-After, keeps reads, says why in readiness, and recovers without a restart"
+    )
     func diskFull() throws {
         let server = try ServerProcess(arguments: ["--max-db-size", "262144"])
         let client = server.client()
@@ -14,7 +16,9 @@ struct StorageFaultTests {
         var full: JSONResponse?
         for index in 0..<200 {
             let id = "fill-\(index)"
-            let response = try client.call("POST", "/v1/sessions/\(id)/presentations", json: ["destination": "a", "payload": ["t": .string(filler)]])
+            let response = try client.call(
+                "POST", "/v1/sessions/\(id)/presentations",
+                json: ["destination": "a", "payload": ["t": .string(filler)]])
             if response.status == 507 {
                 full = response
                 #expect(try client.call("GET", "/v1/sessions/\(id)").status == 404, "nothing half-written")
@@ -35,7 +39,9 @@ struct StorageFaultTests {
         for id in written.prefix(written.count / 2) {
             #expect(try client.call("DELETE", "/v1/sessions/\(id)").status == 204)
         }
-        let again = try client.call("POST", "/v1/sessions/after-full/presentations", json: ["destination": "a", "payload": ["t": .string(filler)]])
+        let again = try client.call(
+            "POST", "/v1/sessions/after-full/presentations",
+            json: ["destination": "a", "payload": ["t": .string(filler)]])
         #expect(again.status == 201)
         #expect(try client.call("GET", "/readyz").status == 200)
     }

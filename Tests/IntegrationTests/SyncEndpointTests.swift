@@ -32,18 +32,23 @@ struct SyncEndpointTests {
         let client = server.client()
         let base = "/v1/sessions/\(uniqueSessionID())"
         try client.call("POST", "\(base)/presentations", json: ["destination": "settings"])
-        let stale = try client.call("POST", "\(base)/presentations", json: ["destination": "help"], headers: ["If-Match": "\"0\""])
+        let stale = try client.call(
+            "POST", "\(base)/presentations", json: ["destination": "help"], headers: ["If-Match": "\"0\""])
         #expect(stale.status == 412)
         #expect(stale.problemSlug == "precondition-failed")
         #expect(stale.json["currentVersion"] == 1)
         #expect(try client.call("GET", base).json["version"] == 1)
-        let fresh = try client.call("POST", "\(base)/presentations", json: ["destination": "help"], headers: ["If-Match": "\"1\""])
+        let fresh = try client.call(
+            "POST", "\(base)/presentations", json: ["destination": "help"], headers: ["If-Match": "\"1\""])
         #expect(fresh.status == 201)
         #expect(fresh.headers["ETag"] == "\"2\"")
         #expect(try client.call("POST", "\(base)/dismiss", json: [:], headers: ["If-Match": "\"1\""]).status == 412)
         #expect(try client.call("DELETE", base, headers: ["If-Match": "\"1\""]).status == 412)
         #expect(try client.call("POST", "\(base)/dismiss", json: [:], headers: ["If-Match": "*"]).status == 200)
-        #expect(try client.call("PUT", "/v1/sessions/\(uniqueSessionID())/stack", json: ["stack": []], headers: ["If-Match": "\"1\""]).status == 412)
+        #expect(
+            try client.call(
+                "PUT", "/v1/sessions/\(uniqueSessionID())/stack", json: ["stack": []], headers: ["If-Match": "\"1\""]
+            ).status == 412)
         #expect(try client.call("GET", base, headers: ["If-Match": "garbage"]).status == 200)
         #expect(try client.call("POST", "\(base)/dismiss", json: [:], headers: ["If-Match": "garbage"]).status == 400)
     }
@@ -57,7 +62,10 @@ struct SyncEndpointTests {
         let missing = try client.call("POST", "/v1/sessions/\(id)/presentations", json: ["destination": "a"])
         #expect(missing.status == 428)
         #expect(missing.problemSlug == "precondition-required")
-        #expect(try client.call("POST", "/v1/sessions/\(id)/presentations", json: ["destination": "a"], headers: ["If-Match": "\"1\""]).status == 201)
+        #expect(
+            try client.call(
+                "POST", "/v1/sessions/\(id)/presentations", json: ["destination": "a"], headers: ["If-Match": "\"1\""]
+            ).status == 201)
     }
 
     @Test("a retry sent the moment the answer arrives is a replay, never a 409 for a request still in flight")
@@ -93,8 +101,12 @@ struct SyncEndpointTests {
         let client = server.client()
         let base = "/v1/sessions/\(uniqueSessionID())"
         let body: JSONValue = ["destination": "help", "payload": ["text": "Hi"]]
-        let first = try client.send(method: "POST", path: "\(base)/presentations", headers: ["Content-Type": "application/json", "Idempotency-Key": "k-1"], body: body.serialized())
-        let retry = try client.send(method: "POST", path: "\(base)/presentations", headers: ["Content-Type": "application/json", "Idempotency-Key": "k-1"], body: body.serialized())
+        let first = try client.send(
+            method: "POST", path: "\(base)/presentations",
+            headers: ["Content-Type": "application/json", "Idempotency-Key": "k-1"], body: body.serialized())
+        let retry = try client.send(
+            method: "POST", path: "\(base)/presentations",
+            headers: ["Content-Type": "application/json", "Idempotency-Key": "k-1"], body: body.serialized())
         #expect(first.status == 201)
         #expect(retry.status == 201)
         #expect(retry.body == first.body)
@@ -102,10 +114,14 @@ struct SyncEndpointTests {
         #expect(retry.headers["ETag"] == first.headers["ETag"])
         #expect(retry.headers["Idempotent-Replayed"] == "true")
         #expect(try client.call("GET", base).json["version"] == 1)
-        let other = try client.call("POST", "\(base)/presentations", json: ["destination": "other"], headers: ["Idempotency-Key": "k-1"])
+        let other = try client.call(
+            "POST", "\(base)/presentations", json: ["destination": "other"], headers: ["Idempotency-Key": "k-1"])
         #expect(other.status == 422)
         #expect(other.problemSlug == "idempotency-key-reused")
-        #expect(try client.call("POST", "\(base)/presentations", json: ["destination": "b"], headers: ["Idempotency-Key": "bad key"]).status == 400)
+        #expect(
+            try client.call(
+                "POST", "\(base)/presentations", json: ["destination": "b"], headers: ["Idempotency-Key": "bad key"]
+            ).status == 400)
     }
 
     @Test("stored idempotent responses survive a restart", .enabled(if: ServerProcess.isLocal))
@@ -113,11 +129,13 @@ struct SyncEndpointTests {
         let server = try ServerProcess()
         var client = server.client()
         let base = "/v1/sessions/\(uniqueSessionID())"
-        let first = try client.call("POST", "\(base)/presentations", json: ["destination": "a"], headers: ["Idempotency-Key": "persist"])
+        let first = try client.call(
+            "POST", "\(base)/presentations", json: ["destination": "a"], headers: ["Idempotency-Key": "persist"])
         client.close()
         try server.restart()
         client = server.client()
-        let retry = try client.call("POST", "\(base)/presentations", json: ["destination": "a"], headers: ["Idempotency-Key": "persist"])
+        let retry = try client.call(
+            "POST", "\(base)/presentations", json: ["destination": "a"], headers: ["Idempotency-Key": "persist"])
         #expect(retry.raw == first.raw)
         #expect(try client.call("GET", base).json["version"] == 1)
     }
@@ -131,9 +149,10 @@ struct SyncEndpointTests {
         DispatchQueue.concurrentPerform(iterations: 20) { _ in
             let client = server.client()
             defer { client.close() }
-            guard let response = try? client.send(
-                method: "POST", path: "\(base)/presentations",
-                headers: ["Content-Type": "application/json", "Idempotency-Key": "storm"], body: body)
+            guard
+                let response = try? client.send(
+                    method: "POST", path: "\(base)/presentations",
+                    headers: ["Content-Type": "application/json", "Idempotency-Key": "storm"], body: body)
             else { return }
             results.withLock { $0.append((response.status, response.body)) }
         }
@@ -159,7 +178,8 @@ struct WatchEndpointTests {
         let answer = LockedValue<JSONResponse?>(nil)
         let done = DispatchSemaphore(value: 0)
         Thread.detachNewThread {
-            let response = try? server.client().call("GET", base, headers: ["If-None-Match": "\"1\"", "Prefer": "wait=20"])
+            let response = try? server.client().call(
+                "GET", base, headers: ["If-None-Match": "\"1\"", "Prefer": "wait=20"])
             answer.withLock { $0 = response }
             done.signal()
         }
@@ -232,15 +252,21 @@ struct WatchEndpointTests {
         #expect(a.json["transition"] == [["present": .string(aID)]])
         let b = try client.call("POST", "\(base)/presentations", json: ["destination": "b"])
         let bID = try #require(b.json["presentation"]?["id"]?.stringValue)
-        let deepLink = try client.call("PUT", "\(base)/stack", json: ["stack": [["destination": "x"], ["destination": "y"]]])
+        let deepLink = try client.call(
+            "PUT", "\(base)/stack", json: ["stack": [["destination": "x"], ["destination": "y"]]])
         let newIDs = deepLink.json["session"]?["stack"]?.arrayValue?.compactMap { $0["id"]?.stringValue } ?? []
-        #expect(deepLink.json["transition"] == .array(
-            [["dismiss": .string(bID)], ["dismiss": .string(aID)]] + newIDs.map { ["present": .string($0)] }))
+        #expect(
+            deepLink.json["transition"]
+                == .array(
+                    [["dismiss": .string(bID)], ["dismiss": .string(aID)]] + newIDs.map { ["present": .string($0)] }))
         let fromOne = try client.call("GET", "\(base)/transition?from=1")
-        #expect(fromOne.json["transition"] == .array([["dismiss": .string(aID)]] + newIDs.map { ["present": .string($0)] }))
+        #expect(
+            fromOne.json["transition"] == .array([["dismiss": .string(aID)]] + newIDs.map { ["present": .string($0)] }))
         #expect(fromOne.json["to"] == 3)
         #expect(try client.call("GET", "\(base)/transition?from=3").json["transition"] == [])
-        #expect(try client.call("GET", "\(base)/transition?from=0").json["transition"] == .array(newIDs.map { ["present": .string($0)] }))
+        #expect(
+            try client.call("GET", "\(base)/transition?from=0").json["transition"]
+                == .array(newIDs.map { ["present": .string($0)] }))
         #expect(try client.call("GET", "\(base)/transition?from=9").status == 400)
         #expect(try client.call("GET", "\(base)/transition").status == 400)
         if ServerProcess.isLocal {

@@ -1,6 +1,7 @@
-@testable import ModalStackAPI
 import ModalStackCore
 import Testing
+
+@testable import ModalStackAPI
 
 @Suite("Access log lines")
 struct AccessLogTests {

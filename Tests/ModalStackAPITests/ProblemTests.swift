@@ -1,8 +1,9 @@
-@testable import ModalStackAPI
 import ModalStackCore
 import ModalStackHTTP
 import ModalStackStore
 import Testing
+
+@testable import ModalStackAPI
 
 @Suite("Problems and ids")
 struct ProblemTests {

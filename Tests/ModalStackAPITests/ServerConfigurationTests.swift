@@ -17,26 +17,31 @@ struct ServerConfigurationTests {
 
     @Test("environment variables set values and flags win over them")
     func precedence() throws {
-        let environment = ["MODALSTACK_PORT": "9000", "MODALSTACK_DB": "/tmp/x.sqlite", "MODALSTACK_MAX_DEPTH": "4", "OTHER": "1"]
+        let environment = [
+            "MODALSTACK_PORT": "9000", "MODALSTACK_DB": "/tmp/x.sqlite", "MODALSTACK_MAX_DEPTH": "4", "OTHER": "1",
+        ]
         let fromEnvironment = try ServerConfiguration.parse(arguments: [], environment: environment)
         #expect(fromEnvironment.port == 9000)
         #expect(fromEnvironment.databasePath == "/tmp/x.sqlite")
         #expect(fromEnvironment.maxDepth == 4)
-        let withFlags = try ServerConfiguration.parse(arguments: ["--port", "9100", "--max-depth=5", "--durability", "full"], environment: environment)
+        let withFlags = try ServerConfiguration.parse(
+            arguments: ["--port", "9100", "--max-depth=5", "--durability", "full"], environment: environment)
         #expect(withFlags.port == 9100)
         #expect(withFlags.maxDepth == 5)
         #expect(withFlags.durability == .full)
         #expect(withFlags.databasePath == "/tmp/x.sqlite")
     }
 
-    @Test("an invalid value fails naming the setting", arguments: [
-        (["--port", "70000"], [:], "--port"),
-        (["--max-depth", "0"], [:], "--max-depth"),
-        ([], ["MODALSTACK_MAX_DEPTH": "many"], "MODALSTACK_MAX_DEPTH"),
-        (["--durability", "sometimes"], [:], "--durability"),
-        (["--unknown"], [:], "--unknown"),
-        (["--port"], [:], "--port"),
-    ] as [([String], [String: String], String)])
+    @Test(
+        "an invalid value fails naming the setting",
+        arguments: [
+            (["--port", "70000"], [:], "--port"),
+            (["--max-depth", "0"], [:], "--max-depth"),
+            ([], ["MODALSTACK_MAX_DEPTH": "many"], "MODALSTACK_MAX_DEPTH"),
+            (["--durability", "sometimes"], [:], "--durability"),
+            (["--unknown"], [:], "--unknown"),
+            (["--port"], [:], "--port"),
+        ] as [([String], [String: String], String)])
     func invalid(arguments: [String], environment: [String: String], named: String) {
         let error = #expect(throws: ConfigurationError.self) {
             try ServerConfiguration.parse(arguments: arguments, environment: environment)
@@ -47,8 +52,10 @@ struct ServerConfigurationTests {
     @Test("a boolean option alone means true: at the end, or before another option")
     func booleanAlone() throws {
         #expect(try ServerConfiguration.parse(arguments: ["--require-if-match"], environment: [:]).requireIfMatch)
-        #expect(try ServerConfiguration.parse(arguments: ["--auth-operations"], environment: [:]).authenticateOperations)
-        let before = try ServerConfiguration.parse(arguments: ["--require-if-match", "--port", "9000"], environment: [:])
+        #expect(
+            try ServerConfiguration.parse(arguments: ["--auth-operations"], environment: [:]).authenticateOperations)
+        let before = try ServerConfiguration.parse(
+            arguments: ["--require-if-match", "--port", "9000"], environment: [:])
         #expect(before.requireIfMatch && before.port == 9000)
         let last = try ServerConfiguration.parse(arguments: ["--port", "9000", "--auth-operations"], environment: [:])
         #expect(last.authenticateOperations && last.port == 9000)
@@ -57,23 +64,31 @@ struct ServerConfigurationTests {
     @Test("a boolean option still takes true or false, as the next argument or after =")
     func booleanWithValue() throws {
         let on = ["MODALSTACK_REQUIRE_IF_MATCH": "true"]
-        #expect(try !ServerConfiguration.parse(arguments: ["--require-if-match", "false"], environment: on).requireIfMatch)
+        #expect(
+            try !ServerConfiguration.parse(arguments: ["--require-if-match", "false"], environment: on).requireIfMatch)
         #expect(try !ServerConfiguration.parse(arguments: ["--require-if-match=false"], environment: on).requireIfMatch)
-        #expect(try ServerConfiguration.parse(arguments: ["--require-if-match", "true"], environment: [:]).requireIfMatch)
+        #expect(
+            try ServerConfiguration.parse(arguments: ["--require-if-match", "true"], environment: [:]).requireIfMatch)
         #expect(try ServerConfiguration.parse(arguments: ["--require-if-match=true"], environment: [:]).requireIfMatch)
-        let then = try ServerConfiguration.parse(arguments: ["--auth-operations", "false", "--port", "9000"], environment: [:])
+        let then = try ServerConfiguration.parse(
+            arguments: ["--auth-operations", "false", "--port", "9000"], environment: [:])
         #expect(!then.authenticateOperations && then.port == 9000)
     }
 
-    @Test("a word after a boolean option is its value, refused unless true or false", arguments: [
-        ["--require-if-match", "yes"], ["--require-if-match", "1"], ["--auth-operations", "TRUE"], ["--require-if-match="],
-    ])
+    @Test(
+        "a word after a boolean option is its value, refused unless true or false",
+        arguments: [
+            ["--require-if-match", "yes"], ["--require-if-match", "1"], ["--auth-operations", "TRUE"],
+            ["--require-if-match="],
+        ])
     func booleanRefusesOtherWords(arguments: [String]) {
         let error = #expect(throws: ConfigurationError.self) {
             try ServerConfiguration.parse(arguments: arguments, environment: [:])
         }
         let flag = String(arguments[0].prefix { $0 != "=" })
-        #expect(error?.description.hasPrefix("invalid \(flag) ") == true && error?.description.contains("expected true or false") == true)
+        #expect(
+            error?.description.hasPrefix("invalid \(flag) ") == true
+                && error?.description.contains("expected true or false") == true)
     }
 
     @Test("every option --help shows as [true|false] may stand alone for true")
@@ -93,7 +108,10 @@ struct ServerConfigurationTests {
     @Test("--help lists every flag with its variable and default")
     func help() {
         let text = ServerConfiguration.helpText
-        for fragment in ["--host", "MODALSTACK_HOST", "--port", "default 8080", "--db", "MODALSTACK_DB", "--max-depth", "default 8", "--durability", "default normal"] {
+        for fragment in [
+            "--host", "MODALSTACK_HOST", "--port", "default 8080", "--db", "MODALSTACK_DB", "--max-depth", "default 8",
+            "--durability", "default normal",
+        ] {
             #expect(text.contains(fragment), "help is missing \(fragment)")
         }
     }

@@ -1,6 +1,7 @@
-@testable import ModalStackAPI
 import ModalStackCore
 import Testing
+
+@testable import ModalStackAPI
 
 private func session(_ id: String, version: Int64 = 1) -> Session {
     Session(

@@ -63,7 +63,8 @@ struct CatalogTests {
         let anything = try #require(catalog.destination(named: "anything"))
         #expect(anything.styles == ModalStyle.allCases)
         for style in ModalStyle.allCases {
-            #expect(catalog.check(destination: "anything", style: style, payload: ["any": [1, "two", .null]], at: "") == [])
+            #expect(
+                catalog.check(destination: "anything", style: style, payload: ["any": [1, "two", .null]], at: "") == [])
         }
     }
 
@@ -85,7 +86,10 @@ struct CatalogTests {
         "each malformed catalog is refused at its path",
         arguments: [
             ("[]", "", "expected an object, got array"),
-            (#"{"destinations": {"a": {}}, "version": 1}"#, "/version", #"unknown member "version"; the only member is "destinations""#),
+            (
+                #"{"destinations": {"a": {}}, "version": 1}"#, "/version",
+                #"unknown member "version"; the only member is "destinations""#
+            ),
             ("{}", "/destinations", "is required"),
             (#"{"destinations": "a"}"#, "/destinations", "expected an object, got string"),
             (#"{"destinations": {}}"#, "/destinations", "must declare at least one destination"),
@@ -103,15 +107,27 @@ struct CatalogTests {
                 #"{"destinations": {"a": {"style": ["sheet"]}}}"#, "/destinations/a/style",
                 #"unknown member "style"; known members: styles, payload, summary"#
             ),
-            (#"{"destinations": {"a": {"styles": "sheet"}}}"#, "/destinations/a/styles", "expected an array of style names, got string"),
+            (
+                #"{"destinations": {"a": {"styles": "sheet"}}}"#, "/destinations/a/styles",
+                "expected an array of style names, got string"
+            ),
             (#"{"destinations": {"a": {"styles": []}}}"#, "/destinations/a/styles", "must list at least one style"),
-            (#"{"destinations": {"a": {"styles": ["sheet", 1]}}}"#, "/destinations/a/styles/1", "expected a string, got number"),
+            (
+                #"{"destinations": {"a": {"styles": ["sheet", 1]}}}"#, "/destinations/a/styles/1",
+                "expected a string, got number"
+            ),
             (
                 #"{"destinations": {"a": {"styles": ["sheet", "bubble"]}}}"#, "/destinations/a/styles/1",
                 #"unknown style "bubble"; known styles: "# + allStyleNames
             ),
-            (#"{"destinations": {"a": {"styles": ["sheet", "popover", "sheet"]}}}"#, "/destinations/a/styles/2", #"duplicate style "sheet""#),
-            (#"{"destinations": {"a": {"payload": []}}}"#, "/destinations/a/payload", "expected a schema object, got array"),
+            (
+                #"{"destinations": {"a": {"styles": ["sheet", "popover", "sheet"]}}}"#, "/destinations/a/styles/2",
+                #"duplicate style "sheet""#
+            ),
+            (
+                #"{"destinations": {"a": {"payload": []}}}"#, "/destinations/a/payload",
+                "expected a schema object, got array"
+            ),
             (
                 #"{"destinations": {"a": {"payload": {"type": "string"}}}}"#, "/destinations/a/payload/type",
                 #"must be or include "object", since payloads are objects"#
@@ -139,7 +155,8 @@ struct CatalogTests {
         #expect(
             try loadError(#"{"destinations": {"help": {"payload": {"requird": ["text"]}}}}"#).path
                 == "/destinations/help/payload/requird")
-        #expect(try load(#"{"destinations": {"a": {"payload": {"type": ["object", "null"]}}}}"#).destinations.count == 1)
+        #expect(
+            try load(#"{"destinations": {"a": {"payload": {"type": ["object", "null"]}}}}"#).destinations.count == 1)
     }
 
     @Test("invalid JSON is refused as a whole, with the parser's reason")
@@ -163,7 +180,10 @@ struct CatalogTests {
                 #"{"destinations": [{"name": "_a"}]}"#, "/destinations/0/name",
                 #""_a" is not a valid destination name: it must be 1-64 characters matching ^[A-Za-z][A-Za-z0-9._-]*$"#
             ),
-            (#"{"destinations": [{"name": "a"}, {"name": "a"}]}"#, "/destinations/1/name", #"duplicate destination "a""#),
+            (
+                #"{"destinations": [{"name": "a"}, {"name": "a"}]}"#, "/destinations/1/name",
+                #"duplicate destination "a""#
+            ),
             (
                 #"{"destinations": [{"name": "a", "extra": 1}]}"#, "/destinations/0/extra",
                 #"unknown member "extra"; known members: name, styles, payload, summary"#
@@ -179,7 +199,9 @@ struct CatalogTests {
 
     @Test("an error describes itself with its path, or alone for the whole document")
     func errorDescription() {
-        #expect(CatalogError(path: "/destinations/a/styles/1", message: "bad").description == "at /destinations/a/styles/1: bad")
+        #expect(
+            CatalogError(path: "/destinations/a/styles/1", message: "bad").description
+                == "at /destinations/a/styles/1: bad")
         #expect(CatalogError(path: "", message: "bad").description == "bad")
     }
 
@@ -189,7 +211,8 @@ struct CatalogTests {
     func unknownDestination() throws {
         let catalog = try load(Self.example)
         let expected = ModalError.FieldError(
-            pointer: "/destination", message: #"unknown destination "setings"; known destinations: deleteConfirm, help, settings"#)
+            pointer: "/destination",
+            message: #"unknown destination "setings"; known destinations: deleteConfirm, help, settings"#)
         #expect(catalog.check(destination: "setings", style: .popover, payload: ["x": 1], at: "") == [expected])
         #expect(
             catalog.check(destination: "setings", style: .sheet, payload: [:], at: "/stack/2").map(\.pointer)
@@ -201,7 +224,9 @@ struct CatalogTests {
         let catalog = try load(Self.example)
         #expect(
             catalog.check(destination: "settings", style: .alert, payload: [:], at: "") == [
-                .init(pointer: "/style", message: #"style "alert" is not allowed for "settings"; allowed styles: sheet, fullScreenCover"#)
+                .init(
+                    pointer: "/style",
+                    message: #"style "alert" is not allowed for "settings"; allowed styles: sheet, fullScreenCover"#)
             ])
         #expect(catalog.check(destination: "settings", style: .fullScreenCover, payload: [:], at: "") == [])
     }
@@ -211,7 +236,9 @@ struct CatalogTests {
         let catalog = try load(Self.example)
         #expect(
             catalog.check(destination: "help", style: .popover, payload: ["text": 5, "x": true], at: "/stack/1") == [
-                .init(pointer: "/stack/1/style", message: #"style "popover" is not allowed for "help"; allowed styles: sheet"#),
+                .init(
+                    pointer: "/stack/1/style",
+                    message: #"style "popover" is not allowed for "help"; allowed styles: sheet"#),
                 .init(pointer: "/stack/1/payload/text", message: "expected string, got number"),
                 .init(pointer: "/stack/1/payload/x", message: "is not allowed (additionalProperties is false)"),
             ])
@@ -237,7 +264,9 @@ struct CatalogTests {
                 == #"{"destinations":[{"name":"a","styles":["# + allStyles + "]}]}")
     }
 
-    @Test("json loads back as an equal catalog", arguments: [example, #"{"destinations": {"a": {}, "B": {"summary": ""}}}"#])
+    @Test(
+        "json loads back as an equal catalog",
+        arguments: [example, #"{"destinations": {"a": {}, "B": {"summary": ""}}}"#])
     func roundTrip(text: String) throws {
         let catalog = try load(text)
         #expect(try Catalog(json: catalog.json) == catalog)
@@ -252,7 +281,8 @@ struct CatalogTests {
         let seeds = try loadSeeds()
         #expect(
             seeds.destinations.map(\.name) == [
-                "deleteConfirm", "downloads", "help", "onboarding", "profile", "settings", "shareOptions", "sun", "sync",
+                "deleteConfirm", "downloads", "help", "onboarding", "profile", "settings", "shareOptions", "sun",
+                "sync",
             ])
         #expect(seeds.destinations.allSatisfy { $0.summary?.isEmpty == false })
         #expect(try Catalog(json: seeds.json) == seeds)
@@ -263,12 +293,17 @@ struct CatalogTests {
     func seedsPresents() throws {
         let seeds = try loadSeeds()
         func messages(_ destination: String, _ style: ModalStyle, _ payload: JSONObject = [:]) -> [String] {
-            seeds.check(destination: destination, style: style, payload: payload, at: "").map { "\($0.pointer) \($0.message)" }
+            seeds.check(destination: destination, style: style, payload: payload, at: "").map {
+                "\($0.pointer) \($0.message)"
+            }
         }
 
         #expect(messages("settings", .sheet) == [])
         #expect(messages("settings", .fullScreenCover) == [])
-        #expect(messages("settings", .popover) == [#"/style style "popover" is not allowed for "settings"; allowed styles: sheet, fullScreenCover"#])
+        #expect(
+            messages("settings", .popover) == [
+                #"/style style "popover" is not allowed for "settings"; allowed styles: sheet, fullScreenCover"#
+            ])
 
         #expect(messages("profile", .sheet, ["userId": 42]) == [])
         #expect(messages("profile", .sheet, ["userId": .number("1.0")]) == [])
@@ -292,7 +327,10 @@ struct CatalogTests {
 
         #expect(messages("downloads", .sheet) == [])
         #expect(messages("deleteConfirm", .alert) == [])
-        #expect(messages("deleteConfirm", .sheet) == [#"/style style "sheet" is not allowed for "deleteConfirm"; allowed styles: alert"#])
+        #expect(
+            messages("deleteConfirm", .sheet) == [
+                #"/style style "sheet" is not allowed for "deleteConfirm"; allowed styles: alert"#
+            ])
         #expect(messages("shareOptions", .confirmationDialog) == [])
         #expect(messages("sync", .progress) == [])
 

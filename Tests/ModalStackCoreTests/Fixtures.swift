@@ -15,7 +15,9 @@ final class FixedContext {
     }
 
     /// Applies commands in order, returning the final session.
-    func apply(_ commands: [Command], to session: Session = .unwritten(id: "s", at: Timestamp(millisecondsSinceEpoch: 0))) throws -> Session {
+    func apply(
+        _ commands: [Command], to session: Session = .unwritten(id: "s", at: Timestamp(millisecondsSinceEpoch: 0))
+    ) throws -> Session {
         var session = session
         for command in commands {
             session = try session.applying(command, in: context).session
@@ -25,21 +27,27 @@ final class FixedContext {
 }
 
 func present(
-    _ destination: String, content: ModalContent = .sheet(SheetOptions()), payload: JSONObject = [:], key: String? = nil,
+    _ destination: String, content: ModalContent = .sheet(SheetOptions()), payload: JSONObject = [:],
+    key: String? = nil,
     locked: Bool = false, whenBlocked: PresentRequest.WhenBlocked = .queue
 ) -> Command {
     .present(
         PresentRequest(
-            destination: destination, content: content, payload: payload, key: key, locked: locked, whenBlocked: whenBlocked))
+            destination: destination, content: content, payload: payload, key: key, locked: locked,
+            whenBlocked: whenBlocked))
 }
 
 func dismiss(_ target: DismissTarget = .top, result: JSONValue? = nil, force: Bool = false) -> Command {
     .dismiss(DismissRequest(target, result: result, force: force))
 }
 
-func alert(_ title: String = "Delete?", buttons: [AlertButton] = [
-    AlertButton(id: "delete", label: "Delete", role: .destructive), AlertButton(id: "cancel", label: "Cancel", role: .cancel),
-]) -> ModalContent {
+func alert(
+    _ title: String = "Delete?",
+    buttons: [AlertButton] = [
+        AlertButton(id: "delete", label: "Delete", role: .destructive),
+        AlertButton(id: "cancel", label: "Cancel", role: .cancel),
+    ]
+) -> ModalContent {
     .alert(AlertContent(title: title, buttons: buttons))
 }
 

@@ -3,7 +3,9 @@ import ModalStackTestSupport
 import Testing
 
 /// Parses `bytes` expecting `error`; most tests spell the input as text, these need raw bytes.
-private func expectError(_ error: JSONParseError, parsing bytes: [UInt8], sourceLocation: SourceLocation = #_sourceLocation) {
+private func expectError(
+    _ error: JSONParseError, parsing bytes: [UInt8], sourceLocation: SourceLocation = #_sourceLocation
+) {
     #expect(throws: error, sourceLocation: sourceLocation) { try JSONParser.parse(bytes) }
 }
 
@@ -102,12 +104,13 @@ struct JSONParserTests {
         #expect(throws: JSONParseError(offset: offset, reason: .trailingData)) { try JSONParser.parse(text) }
     }
 
-    @Test(arguments: [
-        ("[1,]", 3, "]"), (#"{"a":1,}"#, 7, "}"), ("[1 2]", 3, "2"), (#"{"a" 1}"#, 5, "1"),
-        ("{a:1}", 1, "a"), ("{'a':1}", 1, "'"), ("[,1]", 1, ","), ("/*c*/1", 0, "/"), ("]", 0, "]"),
-        ("True", 0, "T"), ("nulx", 3, "x"), ("fals", 4, nil), (#"{"a":1]"#, 6, "]"), ("[1}", 2, "}"),
-        (#"{"a":}"#, 5, "}"), ("{,}", 1, ","),
-    ] as [(String, Int, Unicode.Scalar?)])
+    @Test(
+        arguments: [
+            ("[1,]", 3, "]"), (#"{"a":1,}"#, 7, "}"), ("[1 2]", 3, "2"), (#"{"a" 1}"#, 5, "1"),
+            ("{a:1}", 1, "a"), ("{'a':1}", 1, "'"), ("[,1]", 1, ","), ("/*c*/1", 0, "/"), ("]", 0, "]"),
+            ("True", 0, "T"), ("nulx", 3, "x"), ("fals", 4, nil), (#"{"a":1]"#, 6, "]"), ("[1}", 2, "}"),
+            (#"{"a":}"#, 5, "}"), ("{,}", 1, ","),
+        ] as [(String, Int, Unicode.Scalar?)])
     func rejectsUnexpectedCharacters(text: String, offset: Int, character: Unicode.Scalar?) {
         let reason: JSONParseError.Reason = character.map { .unexpectedByte(UInt8(ascii: $0)) } ?? .unexpectedEnd
         #expect(throws: JSONParseError(offset: offset, reason: reason)) { try JSONParser.parse(text) }
@@ -130,7 +133,9 @@ struct JSONParserTests {
         let document = Array(#"{"name":"Déjà vu 😀","n":[1,-2.5e3,true,false,null],"esc":"\u00e9\n"}"#.utf8)
         _ = try JSONParser.parse(document)
         for length in 0..<document.count {
-            #expect(throws: JSONParseError.self, "prefix of \(length) bytes") { try JSONParser.parse(document[..<length]) }
+            #expect(throws: JSONParseError.self, "prefix of \(length) bytes") {
+                try JSONParser.parse(document[..<length])
+            }
         }
     }
 
@@ -168,7 +173,9 @@ struct JSONParserTests {
 
     @Test(arguments: [("\"a\u{01}b\"", 2), ("\"\n\"", 1), ("\"\t\"", 1), ("\"\\n\u{1F}\"", 3), ("{\"\r\":1}", 2)])
     func rejectsRawControlCharactersInStrings(text: String, offset: Int) {
-        #expect(throws: JSONParseError(offset: offset, reason: .controlCharacterInString)) { try JSONParser.parse(text) }
+        #expect(throws: JSONParseError(offset: offset, reason: .controlCharacterInString)) {
+            try JSONParser.parse(text)
+        }
     }
 
     @Test func acceptsDeleteCharacterInStrings() throws {
@@ -180,25 +187,30 @@ struct JSONParserTests {
         #expect(Array(value.stringValue?.utf8 ?? "".utf8) == [ascii("a"), 0, ascii("b")])
         #expect(value.jsonText == #""a\u0000b""#)
         #expect(try JSONParser.parse(value.serialized()) == value)
-        expectError(JSONParseError(offset: 2, reason: .controlCharacterInString), parsing: [ascii("\""), ascii("a"), 0, ascii("\"")])
+        expectError(
+            JSONParseError(offset: 2, reason: .controlCharacterInString),
+            parsing: [ascii("\""), ascii("a"), 0, ascii("\"")])
         expectError(JSONParseError(offset: 1, reason: .unexpectedByte(0)), parsing: [ascii("["), 0, ascii("]")])
     }
 
-    @Test(arguments: [
-        [0xC2, 0x80], [0xDF, 0xBF], [0xE0, 0xA0, 0x80], [0xED, 0x9F, 0xBF], [0xEE, 0x80, 0x80], [0xEF, 0xBF, 0xBF],
-        [0xF0, 0x90, 0x80, 0x80], [0xF4, 0x8F, 0xBF, 0xBF], [0xC3, 0xA9, 0xE2, 0x82, 0xAC, 0xF0, 0x9F, 0x98, 0x80],
-    ] as [[UInt8]])
+    @Test(
+        arguments: [
+            [0xC2, 0x80], [0xDF, 0xBF], [0xE0, 0xA0, 0x80], [0xED, 0x9F, 0xBF], [0xEE, 0x80, 0x80], [0xEF, 0xBF, 0xBF],
+            [0xF0, 0x90, 0x80, 0x80], [0xF4, 0x8F, 0xBF, 0xBF], [0xC3, 0xA9, 0xE2, 0x82, 0xAC, 0xF0, 0x9F, 0x98, 0x80],
+        ] as [[UInt8]])
     func acceptsWellFormedUTF8(sequence: [UInt8]) throws {
         let value = try JSONParser.parse([ascii("\"")] + sequence + [ascii("\"")])
         #expect(Array(value.stringValue?.utf8 ?? "".utf8) == sequence)
     }
 
-    @Test(arguments: [
-        [0xC0, 0x80], [0xC1, 0xBF], [0xE0, 0x80, 0x80], [0xE0, 0x9F, 0xBF], [0xF0, 0x80, 0x80, 0x80],
-        [0xF0, 0x8F, 0xBF, 0xBF], [0xED, 0xA0, 0x80], [0xED, 0xBF, 0xBF], [0xF4, 0x90, 0x80, 0x80],
-        [0xF5, 0x80, 0x80, 0x80], [0xF8, 0x88, 0x80, 0x80, 0x80], [0xFF], [0xFE], [0x80], [0xBF], [0xC2], [0xC2, 0x41],
-        [0xE2, 0x82], [0xE2, 0x28, 0xA1], [0xF0, 0x9F, 0x98], [0xF0, 0x9F, 0x41, 0x80],
-    ] as [[UInt8]])
+    @Test(
+        arguments: [
+            [0xC0, 0x80], [0xC1, 0xBF], [0xE0, 0x80, 0x80], [0xE0, 0x9F, 0xBF], [0xF0, 0x80, 0x80, 0x80],
+            [0xF0, 0x8F, 0xBF, 0xBF], [0xED, 0xA0, 0x80], [0xED, 0xBF, 0xBF], [0xF4, 0x90, 0x80, 0x80],
+            [0xF5, 0x80, 0x80, 0x80], [0xF8, 0x88, 0x80, 0x80, 0x80], [0xFF], [0xFE], [0x80], [0xBF], [0xC2],
+            [0xC2, 0x41],
+            [0xE2, 0x82], [0xE2, 0x28, 0xA1], [0xF0, 0x9F, 0x98], [0xF0, 0x9F, 0x41, 0x80],
+        ] as [[UInt8]])
     func rejectsMalformedUTF8InStrings(sequence: [UInt8]) {
         let prefix: [UInt8] = [ascii("\""), ascii("a"), ascii("b")]
         expectError(JSONParseError(offset: 3, reason: .invalidUTF8), parsing: prefix + sequence + [ascii("\"")])
@@ -214,10 +226,14 @@ struct JSONParserTests {
             let before = opening + [UInt8](repeating: ascii("a"), count: position)
             let after = [UInt8](repeating: ascii("b"), count: 24 - position) + [ascii("\"")]
             let offset = before.count
-            expectError(JSONParseError(offset: offset, reason: .controlCharacterInString), parsing: before + [0x1F] + after)
+            expectError(
+                JSONParseError(offset: offset, reason: .controlCharacterInString), parsing: before + [0x1F] + after)
             expectError(JSONParseError(offset: offset, reason: .invalidUTF8), parsing: before + [0xC3, 0x28] + after)
-            expectError(JSONParseError(offset: offset, reason: .invalidEscape), parsing: before + [ascii("\\"), ascii("q")] + after)
-            expectError(JSONParseError(offset: offset + 1, reason: .trailingData), parsing: before + [ascii("\"")] + after)
+            expectError(
+                JSONParseError(offset: offset, reason: .invalidEscape),
+                parsing: before + [ascii("\\"), ascii("q")] + after)
+            expectError(
+                JSONParseError(offset: offset + 1, reason: .trailingData), parsing: before + [ascii("\"")] + after)
         }
     }
 
@@ -232,12 +248,16 @@ struct JSONParserTests {
     }
 
     @Test func rejectsDuplicateKeys() {
-        #expect(throws: JSONParseError(offset: 7, reason: .duplicateKey("a"))) { try JSONParser.parse(#"{"a":1,"a":2}"#) }
+        #expect(throws: JSONParseError(offset: 7, reason: .duplicateKey("a"))) {
+            try JSONParser.parse(#"{"a":1,"a":2}"#)
+        }
         #expect(throws: JSONParseError(offset: 13, reason: .duplicateKey("a"))) {
             try JSONParser.parse(#"{"a":1,"b":2,"a":3}"#)
         }
         // Escapes are compared after decoding.
-        #expect(throws: JSONParseError(offset: 7, reason: .duplicateKey("a"))) { try JSONParser.parse(#"{"a":1,"\u0061":2}"#) }
+        #expect(throws: JSONParseError(offset: 7, reason: .duplicateKey("a"))) {
+            try JSONParser.parse(#"{"a":1,"\u0061":2}"#)
+        }
         // Keys compare as Swift strings, like JSONObject lookups: canonically equivalent keys collide.
         #expect(throws: JSONParseError.self) { try JSONParser.parse("{\"\u{E9}\":1,\"e\u{301}\":2}") }
     }
@@ -292,8 +312,12 @@ struct JSONParserTests {
     @Test func appliesACustomDepthLimit() throws {
         let flat = JSONParser.Limits(maxDepth: 0)
         #expect(try JSONParser.parse("1", limits: flat) == 1)
-        #expect(throws: JSONParseError(offset: 0, reason: .tooDeep(limit: 0))) { try JSONParser.parse("[]", limits: flat) }
-        #expect(throws: JSONParseError(offset: 0, reason: .tooDeep(limit: 0))) { try JSONParser.parse("{}", limits: flat) }
+        #expect(throws: JSONParseError(offset: 0, reason: .tooDeep(limit: 0))) {
+            try JSONParser.parse("[]", limits: flat)
+        }
+        #expect(throws: JSONParseError(offset: 0, reason: .tooDeep(limit: 0))) {
+            try JSONParser.parse("{}", limits: flat)
+        }
 
         let two = JSONParser.Limits(maxDepth: 2)
         #expect(try JSONParser.parse(#"[{"a":1}]"#, limits: two) == [["a": 1]])
@@ -365,13 +389,28 @@ struct JSONParserTests {
             (JSONParseError(offset: 1, reason: .unexpectedByte(0xC3)), "unexpected byte 0xC3 at byte 1"),
             (JSONParseError(offset: 3, reason: .invalidUTF8), "invalid UTF-8 at byte 3"),
             (JSONParseError(offset: 2, reason: .invalidEscape), "invalid escape sequence at byte 2"),
-            (JSONParseError(offset: 2, reason: .unpairedSurrogate), #"unpaired UTF-16 surrogate in \u escape at byte 2"#),
+            (
+                JSONParseError(offset: 2, reason: .unpairedSurrogate),
+                #"unpaired UTF-16 surrogate in \u escape at byte 2"#
+            ),
             (JSONParseError(offset: 4, reason: .invalidNumber), "invalid number at byte 4"),
-            (JSONParseError(offset: 64, reason: .tooDeep(limit: 64)), "arrays and objects nested deeper than 64 levels at byte 64"),
-            (JSONParseError(offset: 3, reason: .stringTooLong(limit: 1_048_576)), "string longer than 1048576 bytes at byte 3"),
-            (JSONParseError(offset: 0, reason: .numberTooLong(limit: 64)), "number longer than 64 characters at byte 0"),
+            (
+                JSONParseError(offset: 64, reason: .tooDeep(limit: 64)),
+                "arrays and objects nested deeper than 64 levels at byte 64"
+            ),
+            (
+                JSONParseError(offset: 3, reason: .stringTooLong(limit: 1_048_576)),
+                "string longer than 1048576 bytes at byte 3"
+            ),
+            (
+                JSONParseError(offset: 0, reason: .numberTooLong(limit: 64)),
+                "number longer than 64 characters at byte 0"
+            ),
             (JSONParseError(offset: 2, reason: .trailingData), "unexpected data after the JSON value at byte 2"),
-            (JSONParseError(offset: 1, reason: .controlCharacterInString), "unescaped control character in string at byte 1"),
+            (
+                JSONParseError(offset: 1, reason: .controlCharacterInString),
+                "unescaped control character in string at byte 1"
+            ),
         ]
         for (error, sentence) in cases {
             #expect(error.description == sentence)
@@ -390,7 +429,8 @@ struct JSONParserTests {
 struct JSONWriterTests {
     @Test func writesCompactTextInMemberOrder() {
         let value: JSONValue = [
-            "id": "s1", "count": 3, "ratio": 0.5, "ok": true, "off": false, "gone": .null, "tags": ["a", "b"], "meta": [:],
+            "id": "s1", "count": 3, "ratio": 0.5, "ok": true, "off": false, "gone": .null, "tags": ["a", "b"],
+            "meta": [:],
             "list": [],
         ]
         #expect(
@@ -429,7 +469,10 @@ struct JSONWriterTests {
     }
 
     /// The writer and the parser skip eight bytes at a time; a special byte must be seen wherever it is.
-    @Test(arguments: [("\"", #"\""#), ("\\", #"\\"#), ("\n", #"\n"#), ("\u{01}", #"\u0001"#), ("é", "é"), ("😀", "😀"), ("\u{7F}", "\u{7F}")])
+    @Test(arguments: [
+        ("\"", #"\""#), ("\\", #"\\"#), ("\n", #"\n"#), ("\u{01}", #"\u0001"#), ("é", "é"), ("😀", "😀"),
+        ("\u{7F}", "\u{7F}"),
+    ])
     func handlesSpecialCharactersAtEveryPosition(character: String, escaped: String) throws {
         for position in 0..<24 {
             let before = String(repeating: "a", count: position)
@@ -518,7 +561,9 @@ private struct RandomJSON {
         "a", "Z", "0", " ", "\"", "\\", "/", "\n", "\t", "\u{0}", "\u{1F}", "\u{7F}", "é", "€", "😀", "\u{10FFFF}",
         "e\u{301}", "\u{FFFF}",
     ]
-    private static let numbers = ["0", "-0", "42", "-17", "3.25", "1e10", "-2.5E-3", "12345678901234567890", "0.000001"]
+    private static let numbers = [
+        "0", "-0", "42", "-17", "3.25", "1e10", "-2.5E-3", "12345678901234567890", "0.000001",
+    ]
 
     mutating func string() -> String {
         String((0..<below(12)).map { _ in Self.characters[below(Self.characters.count)] }.joined())

@@ -41,7 +41,9 @@ struct PayloadSchemaTests {
         for value in refused {
             let typeName = try JSONParser.parse(value).typeName
             #expect(
-                try violations(schema, value) == [.init(pointer: "/payload", message: "expected \(type), got \(typeName)")])
+                try violations(schema, value) == [
+                    .init(pointer: "/payload", message: "expected \(type), got \(typeName)")
+                ])
         }
     }
 
@@ -76,7 +78,9 @@ struct PayloadSchemaTests {
         let longName = String(repeating: "x", count: 41)
         let value = #"{"items": [{"name": "ok"}, {"name": "fine"}, {"name": "\#(longName)"}]}"#
         #expect(
-            try violations(schema, value) == [.init(pointer: "/payload/items/2/name", message: "must be at most 40 characters")])
+            try violations(schema, value) == [
+                .init(pointer: "/payload/items/2/name", message: "must be at most 40 characters")
+            ])
 
         let escaped = #"{"properties": {"a/b": {"type": "string"}, "c~d": {"type": "string"}}}"#
         #expect(
@@ -123,18 +127,24 @@ struct PayloadSchemaTests {
     @Test("enum: lists the allowed values when refusing")
     func enumMessage() throws {
         #expect(
-            try violations(#"{"enum": ["a", "b"]}"#, #""c""#) == [.init(pointer: "/payload", message: #"must be one of "a", "b""#)])
+            try violations(#"{"enum": ["a", "b"]}"#, #""c""#) == [
+                .init(pointer: "/payload", message: #"must be one of "a", "b""#)
+            ])
         #expect(try violations(#"{"enum": ["a", "b"]}"#, #""b""#) == [])
     }
 
     @Test("enum: values compare structurally, numbers by value")
     func enumEquality() throws {
         let schema = #"{"enum": [1, "two", null, true, [1, 2], {"k": "v", "n": 0}]}"#
-        for accepted in ["1", "1.0", "10e-1", #""two""#, "null", "true", "[1, 2]", "[1.0, 2e0]", #"{"n": 0.0, "k": "v"}"#] {
+        for accepted in [
+            "1", "1.0", "10e-1", #""two""#, "null", "true", "[1, 2]", "[1.0, 2e0]", #"{"n": 0.0, "k": "v"}"#,
+        ] {
             #expect(try violations(schema, accepted) == [], "\(accepted) should be allowed")
         }
         let message = #"must be one of 1, "two", null, true, [1,2], {"k":"v","n":0}"#
-        for refused in [#""1""#, "false", "0", "[2, 1]", "[1]", #"{"k": "v"}"#, #"{"k": "v", "n": 0, "x": 1}"#, #""Two""#, "{}"] {
+        for refused in [
+            #""1""#, "false", "0", "[2, 1]", "[1]", #"{"k": "v"}"#, #"{"k": "v", "n": 0, "x": 1}"#, #""Two""#, "{}",
+        ] {
             #expect(try violations(schema, refused) == [.init(pointer: "/payload", message: message)], "\(refused)")
         }
     }
@@ -154,16 +164,22 @@ struct PayloadSchemaTests {
         let schema = #"{"minLength": 2, "maxLength": 3}"#
         #expect(try violations(schema, #""ab""#) == [])
         #expect(try violations(schema, #""abc""#) == [])
-        #expect(try violations(schema, #""a""#) == [.init(pointer: "/payload", message: "must be at least 2 characters")])
-        #expect(try violations(schema, #""abcd""#) == [.init(pointer: "/payload", message: "must be at most 3 characters")])
+        #expect(
+            try violations(schema, #""a""#) == [.init(pointer: "/payload", message: "must be at least 2 characters")])
+        #expect(
+            try violations(schema, #""abcd""#) == [.init(pointer: "/payload", message: "must be at most 3 characters")])
         // One character, two scalars.
         #expect(try violations(schema, #""e\u0301""#) == [])
         // One scalar, two UTF-16 code units.
         #expect(try violations(#"{"maxLength": 1}"#, #""😀""#) == [])
         #expect(
-            try violations(#"{"maxLength": 1}"#, #""👍🏽""#) == [.init(pointer: "/payload", message: "must be at most 1 character")])
+            try violations(#"{"maxLength": 1}"#, #""👍🏽""#) == [
+                .init(pointer: "/payload", message: "must be at most 1 character")
+            ])
         #expect(
-            try violations(#"{"minLength": 1}"#, #""""#) == [.init(pointer: "/payload", message: "must be at least 1 character")])
+            try violations(#"{"minLength": 1}"#, #""""#) == [
+                .init(pointer: "/payload", message: "must be at least 1 character")
+            ])
         #expect(try violations(schema, "12345") == [])
     }
 
@@ -206,7 +222,10 @@ struct PayloadSchemaTests {
                 .init(pointer: "/payload/1", message: "expected string, got number"),
                 .init(pointer: "/payload/2", message: "expected string, got boolean"),
             ])
-        #expect(try violations(#"{"maxItems": 1}"#, "[1, 2]") == [.init(pointer: "/payload", message: "must have at most 1 item")])
+        #expect(
+            try violations(#"{"maxItems": 1}"#, "[1, 2]") == [
+                .init(pointer: "/payload", message: "must have at most 1 item")
+            ])
         #expect(try violations(#"{"maxItems": 0}"#, "[]") == [])
     }
 
@@ -250,7 +269,8 @@ struct PayloadSchemaTests {
         #expect(schema.json == json)
         #expect(schema.validate("x", at: "") == [])
         #expect(schema == (try PayloadSchema(json: json, path: "/b")))
-        let other = try PayloadSchema(json: try JSONParser.parse(#"{"description": "Other", "type": "string"}"#), path: "/a")
+        let other = try PayloadSchema(
+            json: try JSONParser.parse(#"{"description": "Other", "type": "string"}"#), path: "/a")
         #expect(schema != other)
         #expect(Set([schema, other, schema]).count == 2)
     }
@@ -274,8 +294,14 @@ struct PayloadSchemaTests {
         arguments: [
             (#""string""#, "/s", "expected a schema object, got string"),
             ("true", "/s", "expected a schema object, got boolean"),
-            (#"{"type": "strin"}"#, "/s/type", #"unknown type "strin"; known types: object, array, string, number, integer, boolean, null"#),
-            (#"{"type": ["string", "strin"]}"#, "/s/type/1", #"unknown type "strin"; known types: object, array, string, number, integer, boolean, null"#),
+            (
+                #"{"type": "strin"}"#, "/s/type",
+                #"unknown type "strin"; known types: object, array, string, number, integer, boolean, null"#
+            ),
+            (
+                #"{"type": ["string", "strin"]}"#, "/s/type/1",
+                #"unknown type "strin"; known types: object, array, string, number, integer, boolean, null"#
+            ),
             (#"{"type": []}"#, "/s/type", "expected a type name or a non-empty array of them, got array"),
             (#"{"type": 1}"#, "/s/type", "expected a type name or a non-empty array of them, got number"),
             (#"{"type": [1]}"#, "/s/type/0", "expected a string, got number"),
@@ -286,7 +312,10 @@ struct PayloadSchemaTests {
             (#"{"required": ["a", 1]}"#, "/s/required/1", "expected a string, got number"),
             (#"{"required": ["a", "a"]}"#, "/s/required/1", #"duplicate name "a""#),
             (#"{"additionalProperties": "no"}"#, "/s/additionalProperties", "expected a schema object, got string"),
-            (#"{"additionalProperties": {"type": "nope"}}"#, "/s/additionalProperties/type", #"unknown type "nope"; known types: object, array, string, number, integer, boolean, null"#),
+            (
+                #"{"additionalProperties": {"type": "nope"}}"#, "/s/additionalProperties/type",
+                #"unknown type "nope"; known types: object, array, string, number, integer, boolean, null"#
+            ),
             (#"{"enum": "a"}"#, "/s/enum", "expected an array of values, got string"),
             (#"{"enum": []}"#, "/s/enum", "must list at least one value"),
             (#"{"minLength": -1}"#, "/s/minLength", "expected a non-negative integer, got -1"),
@@ -295,7 +324,10 @@ struct PayloadSchemaTests {
             (#"{"minimum": "0"}"#, "/s/minimum", "expected a number, got string"),
             (#"{"maximum": null}"#, "/s/maximum", "expected a number, got null"),
             (#"{"items": [{"type": "string"}]}"#, "/s/items", "expected a schema object, got array"),
-            (#"{"items": {"type": "strng"}}"#, "/s/items/type", #"unknown type "strng"; known types: object, array, string, number, integer, boolean, null"#),
+            (
+                #"{"items": {"type": "strng"}}"#, "/s/items/type",
+                #"unknown type "strng"; known types: object, array, string, number, integer, boolean, null"#
+            ),
             (#"{"description": 5}"#, "/s/description", "expected a string, got number"),
         ])
     func malformedKeyword(schema: String, path: String, message: String) throws {
@@ -308,12 +340,14 @@ struct PayloadSchemaTests {
         #expect(
             try loadError(#"{"type": "integer", "maxLength": 5}"#)
                 == CatalogError(
-                    path: "/s/maxLength", message: "cannot apply: type is integer, and maxLength constrains only string values"))
+                    path: "/s/maxLength",
+                    message: "cannot apply: type is integer, and maxLength constrains only string values"))
         #expect(
             try loadError(#"{"type": ["string", "null"], "minimum": 1}"#)
                 == CatalogError(
                     path: "/s/minimum",
-                    message: "cannot apply: type is string or null, and minimum constrains only number and integer values"))
+                    message:
+                        "cannot apply: type is string or null, and minimum constrains only number and integer values"))
         #expect(try loadError(#"{"type": "object", "items": {}}"#).path == "/s/items")
         #expect(try loadError(#"{"type": "array", "required": ["a"]}"#).path == "/s/required")
         #expect(try loads(#"{"type": ["integer", "null"], "minimum": 1}"#))

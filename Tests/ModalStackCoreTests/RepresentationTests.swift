@@ -33,7 +33,9 @@ struct RepresentationTests {
         for flat in change.flatEvents {
             #expect(flat.json.serialized() == flat.serialized())
             #expect(Array(try #require(flat.json.objectValue).keys.prefix(3)) == ["version", "at", "type"])
-            #expect(try #require(flat.json.objectValue).members.dropFirst(2).map(\.key) == flat.event.json.objectValue?.keys)
+            #expect(
+                try #require(flat.json.objectValue).members.dropFirst(2).map(\.key) == flat.event.json.objectValue?.keys
+            )
         }
     }
 
@@ -41,7 +43,8 @@ struct RepresentationTests {
     func sessionMembers() throws {
         let session = try busySession()
         let object = try #require(session.json.objectValue)
-        #expect(object.keys == ["id", "version", "createdAt", "updatedAt", "stack", "top", "queue", "ttl", "expiresAt"])
+        #expect(
+            object.keys == ["id", "version", "createdAt", "updatedAt", "stack", "top", "queue", "ttl", "expiresAt"])
         #expect(object["top"] == session.stack.last?.json)
         #expect(object["stack"]?.arrayValue?.count == 2)
         #expect(object["queue"] == .array(session.queue.map(\.json)))
@@ -59,10 +62,12 @@ struct RepresentationTests {
     func presentationMembers() throws {
         let session = try busySession()
         let sheet = try #require(session.stack.first?.json.objectValue)
-        #expect(sheet.keys == [
-            "id", "destination", "style", "key", "state", "locked", "payload", "detents", "interactiveDismissDisabled",
-            "requestedAt", "presentedAt", "dismissedAt", "result",
-        ])
+        #expect(
+            sheet.keys == [
+                "id", "destination", "style", "key", "state", "locked", "payload", "detents",
+                "interactiveDismissDisabled",
+                "requestedAt", "presentedAt", "dismissedAt", "result",
+            ])
         #expect(sheet["payload"]?["note"] == "a \"quoted\"\nline\u{1}")
         #expect(sheet["payload"]?["n"] == 12.5)
         #expect(sheet["dismissedAt"] == .null)

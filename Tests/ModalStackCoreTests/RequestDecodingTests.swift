@@ -23,7 +23,10 @@ struct RequestDecodingTests {
     @Test("a minimal present defaults style to sheet, key to the destination, payload to {}")
     func presentDefaults() throws {
         let request = try PresentRequest(json: try json(#"{"destination":"settings"}"#))
-        #expect(request == PresentRequest(destination: "settings", content: .sheet(SheetOptions()), payload: [:], key: "settings"))
+        #expect(
+            request
+                == PresentRequest(
+                    destination: "settings", content: .sheet(SheetOptions()), payload: [:], key: "settings"))
     }
 
     @Test("a full present keeps every field")
@@ -38,7 +41,8 @@ struct RequestDecodingTests {
     @Test("every bad field is reported with its pointer")
     func presentErrors() throws {
         let body = try json(#"{"destination":"9bad","style":"bubble","payload":[],"key":"","extra":1}"#)
-        #expect(pointers { _ = try PresentRequest(json: body) } == ["/destination", "/style", "/payload", "/key", "/extra"])
+        #expect(
+            pointers { _ = try PresentRequest(json: body) } == ["/destination", "/style", "/payload", "/key", "/extra"])
         #expect(pointers { _ = try PresentRequest(json: try json("{}")) } == ["/destination"])
         #expect(pointers { _ = try PresentRequest(json: try json(#"{"destination":7}"#)) } == ["/destination"])
         #expect(pointers { _ = try PresentRequest(json: try json("[]")) } == [""])
@@ -91,7 +95,8 @@ struct RequestDecodingTests {
 
     @Test("a replacement lists every bad entry and every duplicated key")
     func replaceBodies() throws {
-        let request = try ReplaceStackRequest(json: try json(#"{"stack":[{"destination":"a"},{"destination":"b","key":"k"}]}"#))
+        let request = try ReplaceStackRequest(
+            json: try json(#"{"stack":[{"destination":"a"},{"destination":"b","key":"k"}]}"#))
         #expect(request.stack.map(\.key) == ["a", "k"])
         let bad = try json(#"{"stack":[{"destination":"a"},{"destination":"a"},{"destination":""}]}"#)
         #expect(pointers { _ = try ReplaceStackRequest(json: bad) } == ["/stack/1/key", "/stack/2/destination"])

@@ -81,7 +81,9 @@ struct SessionCommandTests {
 
     @Test("an explicit key lets the same destination stack twice")
     func explicitKeys() throws {
-        let session = try FixedContext().apply([present("profile", key: "profile:1"), present("profile", key: "profile:2")])
+        let session = try FixedContext().apply([
+            present("profile", key: "profile:1"), present("profile", key: "profile:2"),
+        ])
         #expect(session.stack.map(\.key) == ["profile:1", "profile:2"])
     }
 
@@ -181,16 +183,20 @@ struct SessionCommandTests {
         let fixture = FixedContext()
         fixture.rules.maxDepth = 2
         let session = try fixture.apply([present("a")])
-        let same = try session.applying(.replaceStack(ReplaceStackRequest(stack: [PresentRequest(destination: "a")])), in: fixture.context)
+        let same = try session.applying(
+            .replaceStack(ReplaceStackRequest(stack: [PresentRequest(destination: "a")])), in: fixture.context)
         #expect(!same.changed)
         #expect(same.session == session)
         let tooDeep = ReplaceStackRequest(stack: ["a", "b", "c"].map { PresentRequest(destination: $0) })
-        let error = #expect(throws: ModalError.self) { try session.applying(.replaceStack(tooDeep), in: fixture.context) }
+        let error = #expect(throws: ModalError.self) {
+            try session.applying(.replaceStack(tooDeep), in: fixture.context)
+        }
         #expect(error?.kind == .stackFull)
         let emptied = try session.applying(.replaceStack(ReplaceStackRequest(stack: [])), in: fixture.context)
         #expect(emptied.session.stack.isEmpty)
         #expect(emptied.changed)
-        let created = try Session.unwritten(id: "n", at: fixture.now).applying(.replaceStack(ReplaceStackRequest(stack: [])), in: fixture.context)
+        let created = try Session.unwritten(id: "n", at: fixture.now).applying(
+            .replaceStack(ReplaceStackRequest(stack: [])), in: fixture.context)
         #expect(created.changed)
         #expect(created.session.version == 1)
     }

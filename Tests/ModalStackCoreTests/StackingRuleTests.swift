@@ -120,7 +120,9 @@ struct StackingRuleTests {
         #expect(throws: ModalError.self) { try session.applying(.replaceStack(replace), in: fixture.context) }
         var forcedReplace = replace
         forcedReplace.force = true
-        #expect(try session.applying(.replaceStack(forcedReplace), in: fixture.context).session.stack.map(\.destination) == ["home"])
+        #expect(
+            try session.applying(.replaceStack(forcedReplace), in: fixture.context).session.stack.map(\.destination)
+                == ["home"])
     }
 
     @Test("an alert's result must name one of its buttons; without one its cancel button is recorded")
@@ -154,10 +156,14 @@ struct StackingRuleTests {
     @Test("PATCH updates a progress in place; completed stays within 0…total")
     func progressUpdates() throws {
         let fixture = FixedContext()
-        let session = try fixture.apply([present("onboarding"), present("sync", content: .progress(ProgressContent(message: "Syncing", total: 10)))])
+        let session = try fixture.apply([
+            present("onboarding"), present("sync", content: .progress(ProgressContent(message: "Syncing", total: 10))),
+        ])
         let id = session.stack[1].id
-        let outcome = try session.applying(.update(presentationID: id, UpdateRequest(completed: 4)), in: fixture.context)
-        #expect(outcome.session.stack[1].content == .progress(ProgressContent(message: "Syncing", total: 10, completed: 4)))
+        let outcome = try session.applying(
+            .update(presentationID: id, UpdateRequest(completed: 4)), in: fixture.context)
+        #expect(
+            outcome.session.stack[1].content == .progress(ProgressContent(message: "Syncing", total: 10, completed: 4)))
         #expect(outcome.session.stack.map(\.id) == session.stack.map(\.id))
         #expect(outcome.session.version == session.version + 1)
         let over = #expect(throws: ModalError.self) {
@@ -173,9 +179,11 @@ struct StackingRuleTests {
             try session.applying(.update(presentationID: sheetID, UpdateRequest(completed: 1)), in: fixture.context)
         }
         #expect(notProgress?.fieldErrors.map(\.pointer) == ["/completed"])
-        let payload = try session.applying(.update(presentationID: sheetID, UpdateRequest(payload: ["page": 2])), in: fixture.context)
+        let payload = try session.applying(
+            .update(presentationID: sheetID, UpdateRequest(payload: ["page": 2])), in: fixture.context)
         #expect(payload.session.stack[0].payload == ["page": 2])
-        let same = try payload.session.applying(.update(presentationID: sheetID, UpdateRequest(payload: ["page": 2])), in: fixture.context)
+        let same = try payload.session.applying(
+            .update(presentationID: sheetID, UpdateRequest(payload: ["page": 2])), in: fixture.context)
         #expect(!same.changed)
         let missing = #expect(throws: ModalError.self) {
             try session.applying(.update(presentationID: "nope", UpdateRequest(completed: 1)), in: fixture.context)
@@ -187,7 +195,8 @@ struct StackingRuleTests {
     func replaceWithQueue() throws {
         let fixture = FixedContext()
         let session = try fixture.apply([present("a"), present("deleteConfirm", content: alert()), present("b")])
-        let outcome = try session.applying(.replaceStack(ReplaceStackRequest(stack: [PresentRequest(destination: "a")])), in: fixture.context)
+        let outcome = try session.applying(
+            .replaceStack(ReplaceStackRequest(stack: [PresentRequest(destination: "a")])), in: fixture.context)
         #expect(outcome.retired.map(\.destination) == ["deleteConfirm"])
         #expect(outcome.retired.first?.result == ["buttonId": "cancel"])
         #expect(outcome.promoted.map(\.destination) == ["b"])
@@ -197,12 +206,14 @@ struct StackingRuleTests {
 
     @Test("a catalog refuses unknown destinations, disallowed styles and bad payloads")
     func catalogChecks() throws {
-        let catalog = try Catalog.load(Array(#"""
-            {"destinations": {
-              "settings": {"styles": ["sheet"]},
-              "help": {"styles": ["sheet"], "payload": {"type": "object", "properties": {"text": {"type": "string", "maxLength": 5}}, "required": ["text"]}}
-            }}
-            """#.utf8))
+        let catalog = try Catalog.load(
+            Array(
+                #"""
+                {"destinations": {
+                  "settings": {"styles": ["sheet"]},
+                  "help": {"styles": ["sheet"], "payload": {"type": "object", "properties": {"text": {"type": "string", "maxLength": 5}}, "required": ["text"]}}
+                }}
+                """#.utf8))
         let fixture = FixedContext()
         fixture.catalog = catalog
         let session = Session.unwritten(id: "s", at: fixture.now)

@@ -7,7 +7,11 @@ struct TransitionAndEventTests {
     @Test("the plan keeps the common prefix, dismisses the rest top-down, presents the new bottom-up")
     func planShape() {
         let plan = TransitionPlan(from: ["a", "b", "c"], to: ["a", "d", "e"])
-        #expect(plan.steps == [.dismiss(presentationID: "c"), .dismiss(presentationID: "b"), .present(presentationID: "d"), .present(presentationID: "e")])
+        #expect(
+            plan.steps == [
+                .dismiss(presentationID: "c"), .dismiss(presentationID: "b"), .present(presentationID: "d"),
+                .present(presentationID: "e"),
+            ])
         #expect(plan.json == [["dismiss": "c"], ["dismiss": "b"], ["present": "d"], ["present": "e"]])
         #expect(TransitionPlan(from: ["a"], to: ["a"]).steps.isEmpty)
         #expect(TransitionPlan(from: [], to: ["x"]).steps == [.present(presentationID: "x")])
@@ -64,17 +68,23 @@ struct TransitionAndEventTests {
         #expect(same.change == nil)
         #expect(same.transition.steps.isEmpty)
 
-        let replaced = try session.applying(.replaceStack(ReplaceStackRequest(stack: [PresentRequest(destination: "z")])), in: fixture.context)
+        let replaced = try session.applying(
+            .replaceStack(ReplaceStackRequest(stack: [PresentRequest(destination: "z")])), in: fixture.context)
         #expect(replaced.change?.events.map(\.kind) == [.dismissed, .dismissed, .replaced])
         #expect(replaced.change?.events.last?.details["stack"] == [.string(replaced.session.stack[0].id)])
 
-        let create = try Session.unwritten(id: "n", at: fixture.now).applying(.create(SessionOptions(ttlSeconds: 60)), in: fixture.context)
+        let create = try Session.unwritten(id: "n", at: fixture.now).applying(
+            .create(SessionOptions(ttlSeconds: 60)), in: fixture.context)
         #expect(create.change?.events.map(\.kind) == [.sessionCreated])
         #expect(create.session.version == 1)
         #expect(create.session.ttlSeconds == 60)
         #expect(create.session.expiresAt.millisecondsSinceEpoch == fixture.now.millisecondsSinceEpoch + 60_000)
-        #expect(create.session.isExpired(at: Timestamp(millisecondsSinceEpoch: fixture.now.millisecondsSinceEpoch + 60_000)))
-        #expect(!create.session.isExpired(at: Timestamp(millisecondsSinceEpoch: fixture.now.millisecondsSinceEpoch + 59_999)))
+        #expect(
+            create.session.isExpired(at: Timestamp(millisecondsSinceEpoch: fixture.now.millisecondsSinceEpoch + 60_000))
+        )
+        #expect(
+            !create.session.isExpired(
+                at: Timestamp(millisecondsSinceEpoch: fixture.now.millisecondsSinceEpoch + 59_999)))
         let again = try create.session.applying(.create(SessionOptions(ttlSeconds: 5)), in: fixture.context)
         #expect(again.change == nil)
         #expect(again.session.ttlSeconds == 60)

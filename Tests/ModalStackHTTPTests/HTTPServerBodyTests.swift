@@ -66,7 +66,8 @@ import Testing
     @Test func expectContinueWithAnOversizeBodyGets413Instead() throws {
         try withServer(router(), configuration: testConfiguration(maxBodyBytes: 1000)) { server throws in
             let client = HTTPClient(port: server.boundPort, timeoutSeconds: 5)
-            try client.sendRaw(bytes("POST /echo HTTP/1.1\r\nHost: t\r\nExpect: 100-continue\r\nContent-Length: 5000\r\n\r\n"))
+            try client.sendRaw(
+                bytes("POST /echo HTTP/1.1\r\nHost: t\r\nExpect: 100-continue\r\nContent-Length: 5000\r\n\r\n"))
             let response = try client.readResponse()
             #expect(response.status == 413)
         }
@@ -77,7 +78,8 @@ import Testing
             let client = HTTPClient(port: server.boundPort)
             let body = pattern(999)
             try client.sendRaw(
-                bytes("POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n") + chunked(body, chunkSize: 100))
+                bytes("POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n")
+                    + chunked(body, chunkSize: 100))
             let response = try client.readResponse()
             #expect(response.status == 200)
             #expect(response.headers["X-Length"] == "999")
@@ -92,14 +94,16 @@ import Testing
         try withServer(router(), configuration: testConfiguration(maxBodyBytes: 1000)) { server throws in
             let exact = HTTPClient(port: server.boundPort)
             try exact.sendRaw(
-                bytes("POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n") + chunked(pattern(1000), chunkSize: 333))
+                bytes("POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n")
+                    + chunked(pattern(1000), chunkSize: 333))
             let accepted = try exact.readResponse()
             #expect(accepted.status == 200)
             #expect(accepted.body == pattern(1000))
 
             let over = HTTPClient(port: server.boundPort)
             try over.sendRaw(
-                bytes("POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n") + chunked(pattern(1001), chunkSize: 333))
+                bytes("POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n")
+                    + chunked(pattern(1001), chunkSize: 333))
             let rejected = try over.readResponse()
             #expect(rejected.status == 413)
             #expect(rejected.text == "too large: limit 1000")

@@ -63,7 +63,9 @@ import Testing
             let records = log.all
             #expect(records.count == 20)
             #expect(Set(records.compactMap(\.requestID)).count == 20)
-            #expect(records.filter { $0.routeTemplate == "/echo" }.map(\.responseBodyBytes).sorted() == Array(repeating: 6, count: 10))
+            #expect(
+                records.filter { $0.routeTemplate == "/echo" }.map(\.responseBodyBytes).sorted()
+                    == Array(repeating: 6, count: 10))
         }
     }
 
@@ -188,7 +190,9 @@ import Testing
             let announced = try client.send(method: "POST", path: "/echo", body: bytes("more than ten bytes"))
             #expect(announced.status == 413)
             try client.sendRaw(
-                bytes("POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n14\r\n01234567890123456789\r\n0\r\n\r\n"))
+                bytes(
+                    "POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n14\r\n01234567890123456789\r\n0\r\n\r\n"
+                ))
             let chunked = try client.readResponse()
             #expect(chunked.status == 413)
             let long = try client.send(path: "/" + String(repeating: "l", count: 9000))
@@ -207,7 +211,8 @@ import Testing
         let log = CompletionLog()
         let held = ReplyBox()
         let server = HTTPServer(
-            configuration: testConfiguration(reportingTo: log), responder: router(held: held), rejections: testRejections)
+            configuration: testConfiguration(reportingTo: log), responder: router(held: held),
+            rejections: testRejections)
         try server.start()
         let client = HTTPClient(port: server.boundPort)
         try client.sendRaw(bytes("GET /hold/1 HTTP/1.1\r\nHost: t\r\n\r\n"))

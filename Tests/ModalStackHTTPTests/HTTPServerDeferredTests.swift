@@ -215,7 +215,9 @@ import Testing
         }
         router.addDeferred("GET", "/later") { _, reply in
             seen.withLock { $0.append(WeakReply(reply)) }
-            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(10)) { reply.send(HTTPResponse(status: 200)) }
+            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(10)) {
+                reply.send(HTTPResponse(status: 200))
+            }
         }
         try withServer(router) { server throws in
             let client = HTTPClient(port: server.boundPort)

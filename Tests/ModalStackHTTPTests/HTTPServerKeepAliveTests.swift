@@ -78,7 +78,9 @@ import Testing
             let client = HTTPClient(port: server.boundPort)
             try client.sendRaw(
                 bytes("GET /n/1 HTTP/1.1\r\nHost: t\r\n\r\nGET /later/2 HTTP/1.1\r\nHost: t\r\n\r\n")
-                    + bytes("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 3\r\n\r\nabcGET /n/4 HTTP/1.1\r\nHost: t\r\n\r\n"))
+                    + bytes(
+                        "POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 3\r\n\r\nabcGET /n/4 HTTP/1.1\r\nHost: t\r\n\r\n"
+                    ))
             let texts = try (0..<4).map { _ in try client.readResponse().text }
             #expect(texts == ["n=1", "later 2", "abc", "n=4"])
             #expect(client.connectCount == 1)

@@ -11,7 +11,9 @@ private let ipv6LoopbackAvailable: Bool = {
     address.sin6_family = sa_family_t(AF_INET6)
     address.sin6_addr = in6addr_loopback
     return withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) == 0 }
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) == 0
+        }
     }
 }()
 
@@ -90,7 +92,9 @@ private let ipv6LoopbackAvailable: Bool = {
         var configuration = testConfiguration()
         configuration.host = "localhost"
         try withServer(router(), configuration: configuration) { server throws in
-            #expect(try HTTPClient(host: "127.0.0.1", port: server.boundPort).send(path: "/ping").text == "pong from 127.0.0.1")
+            #expect(
+                try HTTPClient(host: "127.0.0.1", port: server.boundPort).send(path: "/ping").text
+                    == "pong from 127.0.0.1")
         }
     }
 
@@ -127,7 +131,9 @@ private let ipv6LoopbackAvailable: Bool = {
         let streams = StreamBox()
         var router = router()
         router.addDeferred("GET", "/events") { request, reply in
-            guard let stream = reply.startStream(status: 200, headers: ["Content-Type": "text/event-stream"]) else { return }
+            guard let stream = reply.startStream(status: 200, headers: ["Content-Type": "text/event-stream"]) else {
+                return
+            }
             streams.append(request, stream)
         }
         var configuration = testConfiguration(stopGracePeriod: .seconds(1))
@@ -150,7 +156,9 @@ private let ipv6LoopbackAvailable: Bool = {
 
         let clock = ContinuousClock()
         let start = clock.now
-        let error = #expect(throws: HTTPClientError.self) { try HTTPClient(port: port, timeoutSeconds: 5).send(path: "/ping") }
+        let error = #expect(throws: HTTPClientError.self) {
+            try HTTPClient(port: port, timeoutSeconds: 5).send(path: "/ping")
+        }
         #expect(error?.code == .connectionClosed || error?.code == .ioFailed, "\(String(describing: error))")
         #expect(clock.now - start < .milliseconds(500))
         #expect(waitUntil { stopped.value == 1 })

@@ -1,7 +1,8 @@
 import Glibc
-@testable import ModalStackHTTP
 import ModalStackTestSupport
 import Testing
+
+@testable import ModalStackHTTP
 
 /// Request target, header and connection limits: the server's own answers (rendered by the
 /// application) below libmicrohttpd's buffer, libmicrohttpd's beyond it, prompt refusal past the
@@ -183,11 +184,16 @@ import Testing
             let holder = HTTPClient(port: server.boundPort)
             try holder.sendRaw(bytes("GET /hold HTTP/1.1\r\nHost: t\r\n\r\n"))
             #expect(held.wait(for: 1))
-            #expect(throws: HTTPClientError.self) { try HTTPClient(port: server.boundPort, timeoutSeconds: 5).send(path: "/ping") }
+            #expect(throws: HTTPClientError.self) {
+                try HTTPClient(port: server.boundPort, timeoutSeconds: 5).send(path: "/ping")
+            }
             held.takeAll()[0].reply.send(HTTPResponse(status: 200, body: bytes("released")))
             #expect(try holder.readResponse().text == "released")
             holder.close()
-            #expect(waitUntil { (try? HTTPClient(port: server.boundPort, timeoutSeconds: 2).send(path: "/ping"))?.text == "pong" })
+            #expect(
+                waitUntil {
+                    (try? HTTPClient(port: server.boundPort, timeoutSeconds: 2).send(path: "/ping"))?.text == "pong"
+                })
         }
     }
 
@@ -196,11 +202,14 @@ import Testing
     @Test func theTargetIsMeasuredFromThePathAndTheRawArguments() {
         #expect(RequestDispatcher.targetLength(path: "/ping", rawQuery: []) == 5)
         #expect(RequestDispatcher.targetLength(path: "/ping", rawQuery: [("q", "v%20w")]) == "/ping?q=v%20w".utf8.count)
-        #expect(RequestDispatcher.targetLength(path: "/p", rawQuery: [("a", "1"), ("flag", "")]) == "/p?a=1&flag".utf8.count)
+        #expect(
+            RequestDispatcher.targetLength(path: "/p", rawQuery: [("a", "1"), ("flag", "")]) == "/p?a=1&flag".utf8.count
+        )
     }
 
     @Test func headerBytesCountNamesValuesAndLineOverhead() {
         #expect(RequestDispatcher.headerBytes([:]) == 0)
-        #expect(RequestDispatcher.headerBytes(["Host": "t", "X-Fill": "abc"]) == "Host: t\r\nX-Fill: abc\r\n".utf8.count)
+        #expect(
+            RequestDispatcher.headerBytes(["Host": "t", "X-Fill": "abc"]) == "Host: t\r\nX-Fill: abc\r\n".utf8.count)
     }
 }

@@ -67,7 +67,8 @@ import Testing
     @Test func malformedChunkedBody() throws {
         try withServer(router()) { server throws in
             let status = try probe(
-                server, bytes("POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\nZZZ\r\nabc\r\n0\r\n\r\n"))
+                server,
+                bytes("POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\nZZZ\r\nabc\r\n0\r\n\r\n"))
             #expect(status == 400 || status == nil)
         }
     }

@@ -1,8 +1,9 @@
 import Dispatch
 import Locking
-@testable import ModalStackHTTP
 import ModalStackTestSupport
 import Testing
+
+@testable import ModalStackHTTP
 
 /// Request ids: taken from the client or generated, seen by handlers, echoed on every response.
 @Suite struct HTTPServerRequestIDTests {
@@ -93,7 +94,8 @@ import Testing
 
     @Test func theServersIdReplacesOneTheApplicationSet() throws {
         try withServer(router()) { server throws in
-            let response = try HTTPClient(port: server.boundPort).send(path: "/claims", headers: ["X-Request-Id": "mine"])
+            let response = try HTTPClient(port: server.boundPort).send(
+                path: "/claims", headers: ["X-Request-Id": "mine"])
             #expect(response.headers.values(for: "X-Request-Id") == ["mine"])
         }
     }
@@ -108,7 +110,8 @@ import Testing
             #expect(tooLarge.status == 413)
             #expect(tooLarge.headers["X-Request-Id"] == "big-body")
 
-            let longURL = try client.send(path: "/" + String(repeating: "u", count: 9000), headers: ["X-Request-Id": "long-url"])
+            let longURL = try client.send(
+                path: "/" + String(repeating: "u", count: 9000), headers: ["X-Request-Id": "long-url"])
             #expect(longURL.status == 414)
             #expect(longURL.headers["X-Request-Id"] == "long-url")
 
@@ -125,7 +128,8 @@ import Testing
 
     @Test func theStopping503CarriesTheId() throws {
         let held = ReplyBox()
-        let server = HTTPServer(configuration: testConfiguration(), responder: router(held: held), rejections: testRejections)
+        let server = HTTPServer(
+            configuration: testConfiguration(), responder: router(held: held), rejections: testRejections)
         try server.start()
         let client = HTTPClient(port: server.boundPort)
         try client.sendRaw(bytes("GET /hold HTTP/1.1\r\nHost: t\r\nX-Request-Id: held-1\r\n\r\n"))
@@ -155,7 +159,8 @@ import Testing
         configuration.requestIDHeader = "X-Correlation-Id"
         try withServer(router(), configuration: configuration) { server throws in
             let client = HTTPClient(port: server.boundPort)
-            let response = try client.send(path: "/id", headers: ["X-Correlation-Id": "corr-7", "X-Request-Id": "other"])
+            let response = try client.send(
+                path: "/id", headers: ["X-Correlation-Id": "corr-7", "X-Request-Id": "other"])
             #expect(response.text == "corr-7")
             #expect(response.headers["X-Correlation-Id"] == "corr-7")
         }

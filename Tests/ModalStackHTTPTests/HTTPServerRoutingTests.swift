@@ -7,7 +7,9 @@ import Testing
     private func router() -> Router {
         var router = makeRouter()
         router.add("GET", "/items/{id}") { request in
-            HTTPResponse(status: 200, body: bytes("item [\(request.pathParameters["id"] ?? "?")] via \(request.routeTemplate ?? "-")"))
+            HTTPResponse(
+                status: 200,
+                body: bytes("item [\(request.pathParameters["id"] ?? "?")] via \(request.routeTemplate ?? "-")"))
         }
         router.add("PUT", "/items/{id}") { _ in HTTPResponse(status: 204) }
         router.add("GET", "/hello") { _ in
@@ -35,9 +37,11 @@ import Testing
                 ("X-Bad", "a\r\nX-Injected: yes"), ("X-Lone-LF", "a\nb"), ("X-Lone-CR", "a\rb"), ("X-NUL", "a\u{0}b"),
                 ("X-Bad Name", "v"), ("X:Colon", "v"), ("X-Tab\t", "v"), ("", "v"), ("X-Good", "fine"),
             ]
-            return HTTPResponse(status: 200, headers: fields.reduce(into: HTTPHeaders()) {
-                $0.add($1.0, $1.1)
-            })
+            return HTTPResponse(
+                status: 200,
+                headers: fields.reduce(into: HTTPHeaders()) {
+                    $0.add($1.0, $1.1)
+                })
         }
         return router
     }

@@ -1,9 +1,10 @@
 import Dispatch
 import Glibc
 import Locking
-@testable import ModalStackHTTP
 import ModalStackTestSupport
 import Testing
+
+@testable import ModalStackHTTP
 
 /// Streamed responses (Server-Sent Events) on a live server.
 @Suite struct HTTPServerStreamingTests {
@@ -225,7 +226,8 @@ import Testing
 
     @Test func stopEndsOpenStreamsCleanly() throws {
         let streams = StreamBox()
-        let server = HTTPServer(configuration: testConfiguration(), responder: router(streams), rejections: testRejections)
+        let server = HTTPServer(
+            configuration: testConfiguration(), responder: router(streams), rejections: testRejections)
         try server.start()
         let clients = (0..<6).map { _ in HTTPClient(port: server.boundPort) }
         for (n, client) in clients.enumerated() {

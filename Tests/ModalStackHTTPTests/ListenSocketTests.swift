@@ -1,6 +1,7 @@
 import Glibc
-@testable import ModalStackHTTP
 import Testing
+
+@testable import ModalStackHTTP
 
 @Suite struct ListenSocketTests {
     private func text(ipv4: String) -> String? {

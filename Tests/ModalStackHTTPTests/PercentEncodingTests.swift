@@ -1,5 +1,6 @@
-@testable import ModalStackHTTP
 import Testing
+
+@testable import ModalStackHTTP
 
 @Suite struct PercentEncodingTests {
     @Test func strictDecodingDecodesOnce() {

@@ -1,6 +1,7 @@
 import Locking
-@testable import ModalStackHTTP
 import Testing
+
+@testable import ModalStackHTTP
 
 @Suite struct ReplyStateMachineTests {
     let first = HTTPResponse(status: 201, body: [1])

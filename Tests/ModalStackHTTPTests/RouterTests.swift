@@ -1,5 +1,6 @@
-@testable import ModalStackHTTP
 import Testing
+
+@testable import ModalStackHTTP
 
 /// Routing without a socket: the router answers through detached replies.
 @Suite struct RouterTests {
@@ -28,7 +29,8 @@ import Testing
         #expect(response?.status == 200)
         #expect(
             text(response)
-                == "presentation /v1/sessions/{sessionId}/presentations/{presentationId} presentationId=p/2,sessionId=s 1")
+                == "presentation /v1/sessions/{sessionId}/presentations/{presentationId} presentationId=p/2,sessionId=s 1"
+        )
     }
 
     @Test func pathParametersAreFoundByNameAndListedInPatternOrder() {
@@ -36,7 +38,8 @@ import Testing
         router.add("GET", "/a/{z}/b/{a}") { request in
             let parameters = request.pathParameters
             let names = parameters.map(\.key).joined(separator: ",")
-            let text = "\(parameters["z"] ?? "-") \(parameters["a"] ?? "-") \(parameters["b"] ?? "nil") \(parameters.count) \(names)"
+            let text =
+                "\(parameters["z"] ?? "-") \(parameters["a"] ?? "-") \(parameters["b"] ?? "nil") \(parameters.count) \(names)"
             return HTTPResponse(status: 200, body: Array(text.utf8))
         }
         router.add("GET", "/plain", echoing("plain"))
@@ -54,7 +57,9 @@ import Testing
         #expect(text(answer(router, "GET", "/items/special")) == "literal /items/special ")
         #expect(text(answer(router, "GET", "/items/other")) == "param /items/{id} id=other")
         // "special" is tried as a literal first, then the {id} branch matches.
-        #expect(text(answer(router, "GET", "/items/special/extra/child")) == "deep-literal /items/special/extra/{x} x=child")
+        #expect(
+            text(answer(router, "GET", "/items/special/extra/child")) == "deep-literal /items/special/extra/{x} x=child"
+        )
         #expect(text(answer(router, "GET", "/items/abc/extra/child")) == "deep-param /items/{id}/extra/child id=abc")
     }
 
@@ -119,7 +124,8 @@ import Testing
     @Test func matchReportsTheTemplate() {
         var router = makeRouter()
         router.add("GET", "/v1/sessions/{sessionId}", echoing("s"))
-        guard case .found(_, let template, let parameters) = router.match(method: "GET", path: "/v1/sessions/abc") else {
+        guard case .found(_, let template, let parameters) = router.match(method: "GET", path: "/v1/sessions/abc")
+        else {
             Issue.record("no match")
             return
         }

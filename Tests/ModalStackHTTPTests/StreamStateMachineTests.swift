@@ -1,10 +1,13 @@
-@testable import ModalStackHTTP
 import Testing
+
+@testable import ModalStackHTTP
 
 /// The stream's transitions, driven without a socket: `read` stands for libmicrohttpd's reader.
 @Suite struct StreamStateMachineTests {
     /// Reads like libmicrohttpd: into a buffer of `capacity` bytes; returns the bytes and the result.
-    private func read(_ machine: inout StreamStateMachine, capacity: Int = 64) -> ([UInt8], StreamStateMachine.ReadResult) {
+    private func read(_ machine: inout StreamStateMachine, capacity: Int = 64) -> (
+        [UInt8], StreamStateMachine.ReadResult
+    ) {
         var storage = [UInt8](repeating: 0, count: capacity)
         let result = storage.withUnsafeMutableBytes { machine.read(into: $0) }
         if case .bytes(let count) = result { return (Array(storage[..<count]), result) }

@@ -10,11 +10,13 @@ let testRejections: @Sendable (HTTPRejection) -> HTTPResponse = { rejection in
     case .ambiguousBodyLength:
         HTTPResponse(status: 400, headers: ["Content-Type": "text/plain"], body: Array("ambiguous body length".utf8))
     case .bodyTooLarge(let limit):
-        HTTPResponse(status: 413, headers: ["Content-Type": "text/plain"], body: Array("too large: limit \(limit)".utf8))
+        HTTPResponse(
+            status: 413, headers: ["Content-Type": "text/plain"], body: Array("too large: limit \(limit)".utf8))
     case .serverStopping:
         HTTPResponse(status: 503, headers: ["Content-Type": "text/plain"], body: Array("stopping".utf8))
     case .uriTooLong(let limit):
-        HTTPResponse(status: 414, headers: ["Content-Type": "text/plain"], body: Array("uri too long: limit \(limit)".utf8))
+        HTTPResponse(
+            status: 414, headers: ["Content-Type": "text/plain"], body: Array("uri too long: limit \(limit)".utf8))
     case .headersTooLarge(let limit):
         HTTPResponse(
             status: 431, headers: ["Content-Type": "text/plain"], body: Array("headers too large: limit \(limit)".utf8))

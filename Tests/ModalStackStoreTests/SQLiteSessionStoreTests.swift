@@ -1,8 +1,9 @@
 import Foundation
 import ModalStackCore
-@testable import ModalStackStore
 import ModalStackTestSupport
 import Testing
+
+@testable import ModalStackStore
 
 extension TemporaryDirectory {
     var databasePath: String { appending("modalstack.sqlite") }
@@ -15,16 +16,19 @@ private func sampleSession(_ id: String, version: Int64 = 1, stackSize: Int = 2)
     ]
     let stack = (0..<stackSize).map { index in
         Presentation(
-            id: "\(id)-p\(index)", destination: "dest\(index)", key: "key\(index)", content: contents[index % contents.count],
+            id: "\(id)-p\(index)", destination: "dest\(index)", key: "key\(index)",
+            content: contents[index % contents.count],
             payload: ["index": JSONValue(index), "big": .number("12345678901234567890"), "text": "héllo \"q\""],
             locked: index == 0, requestedAt: Timestamp(millisecondsSinceEpoch: 1_790_000_000_000 + Int64(index)))
     }
     let queued = Presentation(
-        id: "\(id)-q", destination: "later", key: "later", content: .progress(ProgressContent(message: "Wait", total: 3)),
+        id: "\(id)-q", destination: "later", key: "later",
+        content: .progress(ProgressContent(message: "Wait", total: 3)),
         state: .queued, requestedAt: Timestamp(millisecondsSinceEpoch: 1_790_000_000_100))
     return Session(
         id: id, version: version, createdAt: Timestamp(millisecondsSinceEpoch: 1_790_000_000_000),
-        updatedAt: Timestamp(millisecondsSinceEpoch: 1_790_000_000_500), stack: stack, queue: stackSize > 1 ? [queued] : [])
+        updatedAt: Timestamp(millisecondsSinceEpoch: 1_790_000_000_500), stack: stack,
+        queue: stackSize > 1 ? [queued] : [])
 }
 
 /// A write of `session` as a change of its version.
@@ -95,7 +99,9 @@ struct SQLiteSessionStoreTests {
         }
     }
 
-    @Test("under a steady stream of commits the WAL stays bounded (checkpointed off the writer), and every commit reads back")
+    @Test(
+        "under a steady stream of commits the WAL stays bounded (checkpointed off the writer), and every commit reads back"
+    )
     func walStaysBounded() throws {
         let directory = try TemporaryDirectory()
         let store = try SQLiteSessionStore(path: directory.databasePath)
@@ -123,7 +129,9 @@ struct SQLiteSessionStoreTests {
         // finishes it, so the WAL ends about one commit past that; a frame is a 4 KiB page and a
         // 24-byte header. (Without the wait, a slow background checkpoint let it reach 6,200 frames.)
         let bound = (WALCheckpointer.writerThresholdFrames + 500) * (4096 + 24)
-        print("SQLiteSessionStoreTests.walStaysBounded: 1,500 commits of 4 sessions, largest WAL \(largestWAL / 1024) KiB (bound \(bound / 1024) KiB)")
+        print(
+            "SQLiteSessionStoreTests.walStaysBounded: 1,500 commits of 4 sessions, largest WAL \(largestWAL / 1024) KiB (bound \(bound / 1024) KiB)"
+        )
         #expect(largestWAL > 0 && largestWAL <= bound, "the WAL grew to \(largestWAL) bytes")
         for (id, session) in latest {
             #expect(try store.session(id: id) == session)
@@ -143,16 +151,21 @@ struct SQLiteSessionStoreTests {
             try connection.execute(Schema.migrations[0])
             try connection.execute("PRAGMA application_id = \(Schema.applicationID); PRAGMA user_version = 1")
             let insertSession = try connection.statement(
-                "INSERT INTO sessions (id, version, created_at, updated_at, stack, queue, ttl, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
-            for (id, expiresAt) in [("live", live.expiresAt.millisecondsSinceEpoch), ("expired", now.millisecondsSinceEpoch - 1)] {
+                "INSERT INTO sessions (id, version, created_at, updated_at, stack, queue, ttl, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+            )
+            for (id, expiresAt) in [
+                ("live", live.expiresAt.millisecondsSinceEpoch), ("expired", now.millisecondsSinceEpoch - 1),
+            ] {
                 try insertSession.run([
                     .text(id), .integer(live.version), .integer(live.createdAt.millisecondsSinceEpoch),
                     .integer(live.updatedAt.millisecondsSinceEpoch), .text(StoredSession.encode(live.stack)),
                     .text(StoredSession.encode(live.queue)), .integer(live.ttlSeconds), .integer(expiresAt),
                 ])
             }
-            try connection.statement("INSERT INTO dismissed_presentations (session_id, id, sequence, document) VALUES (?, ?, ?, ?)")
-                .run([.text("live"), .text(retired.id), .integer(1 << 16), .text(retired.json.jsonText)])
+            try connection.statement(
+                "INSERT INTO dismissed_presentations (session_id, id, sequence, document) VALUES (?, ?, ?, ?)"
+            )
+            .run([.text("live"), .text(retired.id), .integer(1 << 16), .text(retired.json.jsonText)])
             try connection.statement("INSERT INTO changes (session_id, version, record) VALUES (?, ?, ?)")
                 .run([.text("live"), .integer(live.version), .text(loggedChange.json.jsonText)])
         }
@@ -169,7 +182,10 @@ struct SQLiteSessionStoreTests {
         #expect(try store.session(id: "live") == next)
         #expect(try store.dismissedPresentation(id: live.stack[1].id, sessionID: "live") != nil)
         #expect(try store.dismissedPresentation(id: retired.id, sessionID: "live") == retired)
-        #expect(try store.changes(sessionID: "live", after: 0, eventLimit: 10).map(\.version) == [live.version, next.version])
+        #expect(
+            try store.changes(sessionID: "live", after: 0, eventLimit: 10).map(\.version) == [
+                live.version, next.version,
+            ])
     }
 
     @Test("expiry follows every save, whether it stays in its minute's bucket or moves to another")
@@ -273,7 +289,11 @@ struct SQLiteSessionStoreTests {
         let directory = try TemporaryDirectory()
         let sqlite = Process()
         sqlite.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        sqlite.arguments = ["python3", "-c", "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('create table notes(x)'); c.commit()", directory.databasePath]
+        sqlite.arguments = [
+            "python3", "-c",
+            "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('create table notes(x)'); c.commit()",
+            directory.databasePath,
+        ]
         try sqlite.run()
         // Not waitUntilExit(): its run loop crashes the ThreadSanitizer run (see IntegrationTests' ServerProcess).
         while sqlite.isRunning { usleep(1000) }
@@ -286,7 +306,9 @@ struct SQLiteSessionStoreTests {
 
     @Test("a path whose directory does not exist fails as unavailable")
     func missingDirectory() {
-        let error = #expect(throws: StoreError.self) { try SQLiteSessionStore(path: "/nonexistent-dir-\(UUID().uuidString)/db.sqlite") }
+        let error = #expect(throws: StoreError.self) {
+            try SQLiteSessionStore(path: "/nonexistent-dir-\(UUID().uuidString)/db.sqlite")
+        }
         #expect(error?.kind == .unavailable)
     }
 

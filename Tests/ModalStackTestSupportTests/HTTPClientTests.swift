@@ -6,7 +6,9 @@ import Testing
 @Suite struct HTTPClientTests {
     @Test func chunkedResponseWithTrailers() throws {
         let server = CannedServer(responses: [
-            bytes("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nX-A: 1\r\n\r\n5;ext=1\r\nhello\r\n7\r\n, world\r\n0\r\nTrailer: t\r\n\r\n"),
+            bytes(
+                "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nX-A: 1\r\n\r\n5;ext=1\r\nhello\r\n7\r\n, world\r\n0\r\nTrailer: t\r\n\r\n"
+            )
         ])
         let client = HTTPClient(port: server.port)
         let response = try client.send(path: "/")
@@ -68,7 +70,8 @@ import Testing
 
     // MARK: Streamed responses
 
-    private let chunkedHead = bytes("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n")
+    private let chunkedHead = bytes(
+        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n")
 
     @Test func chunksAreReadAsTheyArriveAndATimeoutKeepsTheStream() throws {
         let server = ScriptedServer(parts: [

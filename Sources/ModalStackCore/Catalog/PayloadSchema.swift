@@ -314,7 +314,8 @@ extension PayloadSchema {
                 let declared = PayloadSchema.alternatives(types.map(\.rawValue))
                 let applicable = constrained.map(\.rawValue).joined(separator: " and ")
                 throw error(
-                    keyword, "cannot apply: type is \(declared), and \(keyword.rawValue) constrains only \(applicable) values")
+                    keyword,
+                    "cannot apply: type is \(declared), and \(keyword.rawValue) constrains only \(applicable) values")
             }
         }
 

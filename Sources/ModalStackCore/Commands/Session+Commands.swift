@@ -100,16 +100,22 @@ private struct SessionEdit {
         }
         if request.changesProgress {
             guard case .progress(var progress) = presentation.content else {
-                let fields = [("message", request.message != nil), ("total", request.total != nil), ("completed", request.completed != nil)]
+                let fields = [
+                    ("message", request.message != nil), ("total", request.total != nil),
+                    ("completed", request.completed != nil),
+                ]
                 throw .validation(
-                    fields.filter(\.1).map { .init(pointer: "/\($0.0)", message: "applies only to progress presentations") })
+                    fields.filter(\.1).map {
+                        .init(pointer: "/\($0.0)", message: "applies only to progress presentations")
+                    })
             }
             progress.message = request.message ?? progress.message
             progress.total = request.total ?? progress.total
             progress.completed = request.completed ?? progress.completed
             guard progress.completed <= progress.total else {
                 throw .validation([
-                    .init(pointer: request.completed != nil ? "/completed" : "/total",
+                    .init(
+                        pointer: request.completed != nil ? "/completed" : "/total",
                         message: "completed must be between 0 and total (\(JSONValue(progress.total).jsonText))")
                 ])
             }
@@ -196,7 +202,9 @@ private struct SessionEdit {
             let buttonID = answer["buttonId"]?.stringValue
             guard let buttonID, buttons.contains(where: { $0.id == buttonID }) else {
                 let ids = buttons.map(\.id).joined(separator: ", ")
-                throw .validation([.init(pointer: "/result/buttonId", message: "must be one of the buttons' ids: \(ids)")])
+                throw .validation([
+                    .init(pointer: "/result/buttonId", message: "must be one of the buttons' ids: \(ids)")
+                ])
             }
         }
         let cancelAnswer = buttons.first { $0.role == .cancel }.map { ["buttonId": .string($0.id)] as JSONValue }
@@ -215,7 +223,8 @@ private struct SessionEdit {
         let requests = request.stack
         guard requests.count <= context.rules.maxDepth else {
             throw ModalError(
-                .stackFull, "the new stack has \(requests.count) presentations; the maximum depth is \(context.rules.maxDepth)",
+                .stackFull,
+                "the new stack has \(requests.count) presentations; the maximum depth is \(context.rules.maxDepth)",
                 context: ["maxDepth": JSONValue(context.rules.maxDepth)])
         }
         for (index, entry) in requests.enumerated() {
@@ -260,8 +269,11 @@ private struct SessionEdit {
     }
 
     private func alreadyPresented(_ existing: Presentation) -> ModalError {
-        let position = session.position(ofPresentation: existing.id) ?? session.queue.firstIndex { $0.id == existing.id } ?? 0
-        let place = existing.state == .queued ? "queued at position \(position)" : "presented at position \(position) (0 is the bottom)"
+        let position =
+            session.position(ofPresentation: existing.id) ?? session.queue.firstIndex { $0.id == existing.id } ?? 0
+        let place =
+            existing.state == .queued
+            ? "queued at position \(position)" : "presented at position \(position) (0 is the bottom)"
         return ModalError(
             .alreadyPresented, "key \"\(existing.key)\" is already \(place) as \(existing.id)",
             context: [
@@ -274,7 +286,9 @@ private struct SessionEdit {
         try checkCatalog(destination: request.destination, style: request.style, payload: request.payload, at: pointer)
     }
 
-    private func checkCatalog(destination: String, style: ModalStyle, payload: JSONObject, at pointer: String) throws(ModalError) {
+    private func checkCatalog(destination: String, style: ModalStyle, payload: JSONObject, at pointer: String)
+        throws(ModalError)
+    {
         guard let catalog = context.catalog else { return }
         let errors = catalog.check(destination: destination, style: style, payload: payload, at: pointer)
         guard errors.isEmpty else { throw .validation(errors) }
@@ -282,7 +296,8 @@ private struct SessionEdit {
 
     func unchanged(_ effect: CommandOutcome.Effect) -> CommandOutcome {
         CommandOutcome(
-            session: original, effect: effect, promoted: [], retired: [], change: nil, transition: TransitionPlan(steps: []))
+            session: original, effect: effect, promoted: [], retired: [], change: nil,
+            transition: TransitionPlan(steps: []))
     }
 
     /// Promotes what the rules now allow from the queue, in order, then stamps the next version.
@@ -300,11 +315,13 @@ private struct SessionEdit {
         session.updatedAt = now
         if original.version == 0 { session.createdAt = now }
         let change = SessionChange(
-            sessionID: session.id, version: session.version, at: now, events: events(effect, stack: stackBeforePromotion, promoted: promoted),
+            sessionID: session.id, version: session.version, at: now,
+            events: events(effect, stack: stackBeforePromotion, promoted: promoted),
             stackIDs: session.stack.map(\.id))
         let transition = TransitionPlan(from: original.stack.map(\.id), to: session.stack.map(\.id))
         return CommandOutcome(
-            session: session, effect: effect, promoted: promoted, retired: retired, change: change, transition: transition)
+            session: session, effect: effect, promoted: promoted, retired: retired, change: change,
+            transition: transition)
     }
 
     /// What the change did, in order: the session's creation, what left, what the command did

@@ -16,7 +16,9 @@ public struct TransitionPlan: Sendable, Hashable {
     /// The plan from the stack `old` to the stack `new`, both given as presentation ids, bottom first.
     public init(from old: [String], to new: [String]) {
         let kept = zip(old, new).prefix { $0 == $1 }.count
-        steps = old[kept...].reversed().map { .dismiss(presentationID: $0) } + new[kept...].map { .present(presentationID: $0) }
+        steps =
+            old[kept...].reversed().map { .dismiss(presentationID: $0) }
+            + new[kept...].map { .present(presentationID: $0) }
     }
 
     /// Plays the plan on a stack of ids; `applied(to: old) == new` for the plan from old to new.

@@ -38,7 +38,8 @@ public struct JSONParser {
         /// For text this process wrote itself (stored rows, ``JSONWritable/json``): what a client
         /// sent got through `default` already, and nesting it in a stack, a session or a change
         /// adds a few levels.
-        public static let written = Limits(maxDepth: Limits.default.maxDepth + 16, maxStringBytes: .max, maxNumberLength: .max)
+        public static let written = Limits(
+            maxDepth: Limits.default.maxDepth + 16, maxStringBytes: .max, maxNumberLength: .max)
     }
 
     /// Parses one JSON document from UTF-8 bytes, such as a request body. Inlinable, so that each
@@ -228,7 +229,8 @@ public struct JSONParser {
         }
     }
 
-    private mutating func parseLiteral(_ literal: StaticString, as value: JSONValue) throws(JSONParseError) -> JSONValue {
+    private mutating func parseLiteral(_ literal: StaticString, as value: JSONValue) throws(JSONParseError) -> JSONValue
+    {
         for expected in UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount) {
             guard try currentByte() == expected else { throw unexpectedByteError() }
             offset += 1
@@ -382,12 +384,20 @@ public struct JSONParser {
         var secondByteRange: ClosedRange<UInt8> = 0x80...0xBF
         switch input[offset] {
         case 0xC2...0xDF: length = 2
-        case 0xE0: length = 3; secondByteRange = 0xA0...0xBF
+        case 0xE0:
+            length = 3
+            secondByteRange = 0xA0...0xBF
         case 0xE1...0xEC, 0xEE...0xEF: length = 3
-        case 0xED: length = 3; secondByteRange = 0x80...0x9F
-        case 0xF0: length = 4; secondByteRange = 0x90...0xBF
+        case 0xED:
+            length = 3
+            secondByteRange = 0x80...0x9F
+        case 0xF0:
+            length = 4
+            secondByteRange = 0x90...0xBF
         case 0xF1...0xF3: length = 4
-        case 0xF4: length = 4; secondByteRange = 0x80...0x8F
+        case 0xF4:
+            length = 4
+            secondByteRange = 0x80...0x8F
         default: throw JSONParseError(offset: offset, reason: .invalidUTF8)
         }
         guard offset + length <= input.count, secondByteRange.contains(input[offset + 1]) else {

@@ -66,7 +66,8 @@ public struct JSONWriter {
             var index = 0
             while index < utf8.count {
                 if index + 8 <= utf8.count,
-                    !JSONStringBytes.needsEscape(UnsafeRawPointer(utf8.baseAddress! + index).loadUnaligned(as: UInt64.self))
+                    !JSONStringBytes.needsEscape(
+                        UnsafeRawPointer(utf8.baseAddress! + index).loadUnaligned(as: UInt64.self))
                 {
                     index += 8
                     continue

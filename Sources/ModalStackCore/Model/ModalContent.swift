@@ -99,7 +99,9 @@ public enum Detent: Sendable, Hashable {
         let sign = text.hasPrefix("-") ? "-" : ""
         let mantissa = text[..<e].drop { $0 == "-" }
         let digits = String(mantissa.filter { $0 != "." })
-        let point = (mantissa.firstIndex(of: ".").map { mantissa.distance(from: mantissa.startIndex, to: $0) } ?? mantissa.count) + exponent
+        let point =
+            (mantissa.firstIndex(of: ".").map { mantissa.distance(from: mantissa.startIndex, to: $0) } ?? mantissa.count)
+            + exponent
         if point <= 0 { return sign + "0." + String(repeating: "0", count: -point) + digits }
         if point >= digits.count { return sign + digits + String(repeating: "0", count: point - digits.count) }
         return sign + digits.prefix(point) + "." + digits.dropFirst(point)

@@ -56,7 +56,8 @@ public struct ModalError: Error, Sendable, Equatable {
     }
 
     public static func presentationNotFound(_ id: String) -> ModalError {
-        ModalError(.presentationNotFound, "the session has no presentation \(id)", context: ["presentationId": .string(id)])
+        ModalError(
+            .presentationNotFound, "the session has no presentation \(id)", context: ["presentationId": .string(id)])
     }
 
     public static func validation(_ fieldErrors: [FieldError]) -> ModalError {

@@ -27,7 +27,9 @@ public struct Session: Sendable, Hashable {
     }
 
     /// A session that has not been written yet (version 0); its first change makes it version 1.
-    public static func unwritten(id: String, at now: Timestamp, ttlSeconds: Int64 = SessionRules.defaultSessionTTLSeconds) -> Session {
+    public static func unwritten(
+        id: String, at now: Timestamp, ttlSeconds: Int64 = SessionRules.defaultSessionTTLSeconds
+    ) -> Session {
         Session(id: id, version: 0, createdAt: now, updatedAt: now, stack: [], ttlSeconds: ttlSeconds)
     }
 

@@ -15,8 +15,10 @@ public struct Timestamp: Sendable, Hashable, Comparable {
     public var rfc3339: String {
         let fields = self.fields
         guard (0...9999).contains(fields.year) else {
-            return Self.padded(Int(fields.year), 4) + "-" + Self.padded(fields.month, 2) + "-" + Self.padded(fields.day, 2)
-                + "T" + Self.padded(fields.secondOfDay / 3600, 2) + ":" + Self.padded(fields.secondOfDay / 60 % 60, 2) + ":"
+            return Self.padded(Int(fields.year), 4) + "-" + Self.padded(fields.month, 2) + "-"
+                + Self.padded(fields.day, 2)
+                + "T" + Self.padded(fields.secondOfDay / 3600, 2) + ":" + Self.padded(fields.secondOfDay / 60 % 60, 2)
+                + ":"
                 + Self.padded(fields.secondOfDay % 60, 2) + "." + Self.padded(fields.milliseconds, 3) + "Z"
         }
         return String(unsafeUninitializedCapacity: 24) { buffer in
@@ -60,7 +62,9 @@ public struct Timestamp: Sendable, Hashable, Comparable {
             put(secondOfDay % 60, 2, at: 17)
             put(milliseconds, 3, at: 20)
             (buffer[4], buffer[7], buffer[10]) = (UInt8(ascii: "-"), UInt8(ascii: "-"), UInt8(ascii: "T"))
-            (buffer[13], buffer[16], buffer[19], buffer[23]) = (UInt8(ascii: ":"), UInt8(ascii: ":"), UInt8(ascii: "."), UInt8(ascii: "Z"))
+            (buffer[13], buffer[16], buffer[19], buffer[23]) = (
+                UInt8(ascii: ":"), UInt8(ascii: ":"), UInt8(ascii: "."), UInt8(ascii: "Z")
+            )
         }
     }
 
@@ -94,7 +98,8 @@ public struct Timestamp: Sendable, Hashable, Comparable {
         }
         guard let year = number(0..<4), let month = number(5..<7), let day = number(8..<10),
             let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19),
-            let millisecond = number(20..<23), (1...12).contains(month), day >= 1, day <= daysIn(month: month, of: year),
+            let millisecond = number(20..<23), (1...12).contains(month), day >= 1,
+            day <= daysIn(month: month, of: year),
             hour < 24, minute < 60, second < 60
         else { return nil }
         let days = daysSinceEpoch(year: year, month: month, day: day)

@@ -46,7 +46,8 @@ extension Presentation: JSONWritable {
         if result?.isNull == true { result = nil }
         reader.rejectUnknownMembers()
         guard reader.errors.isEmpty, let id, let destination, let key, let content, let state, let requestedAt else {
-            throw .validation(reader.errors.isEmpty ? [.init(pointer: "", message: "incomplete presentation")] : reader.errors)
+            throw .validation(
+                reader.errors.isEmpty ? [.init(pointer: "", message: "incomplete presentation")] : reader.errors)
         }
         self.init(
             id: id, destination: destination, key: key, content: content, payload: payload, locked: locked,

@@ -57,7 +57,8 @@ extension SessionChange: JSONWritable {
 
     /// Reads the form `write(to:)` writes, for the session `sessionID`.
     public init(sessionID: String, json: JSONValue) throws(ModalError) {
-        guard let version = json["version"]?.intValue, let at = json["at"]?.stringValue.flatMap(Timestamp.init(rfc3339:)),
+        guard let version = json["version"]?.intValue,
+            let at = json["at"]?.stringValue.flatMap(Timestamp.init(rfc3339:)),
             let events = json["events"]?.arrayValue, let stack = json["stack"]?.arrayValue
         else { throw .validation([.init(pointer: "", message: "expected a change record")]) }
         var decoded: [SessionEvent] = []
@@ -65,7 +66,8 @@ extension SessionChange: JSONWritable {
             decoded.append(try SessionEvent(json: event))
         }
         self.init(
-            sessionID: sessionID, version: Int64(version), at: at, events: decoded, stackIDs: stack.compactMap(\.stringValue))
+            sessionID: sessionID, version: Int64(version), at: at, events: decoded,
+            stackIDs: stack.compactMap(\.stringValue))
     }
 }
 

@@ -76,7 +76,10 @@ struct FieldReader {
     mutating func integer(_ key: String, in range: ClosedRange<Int>) -> Int? {
         guard let value = value(key) else { return nil }
         guard let int = value.intValue else {
-            fail(key, "expected an integer, got \(value.typeName == "number" ? "a fraction or a number too large" : value.typeName)")
+            fail(
+                key,
+                "expected an integer, got \(value.typeName == "number" ? "a fraction or a number too large" : value.typeName)"
+            )
             return nil
         }
         guard range.contains(int) else {
@@ -97,14 +100,17 @@ struct FieldReader {
             return nil
         }
         guard range.contains(number) else {
-            fail(key, "must be between \(JSONValue(range.lowerBound).jsonText) and \(JSONValue(range.upperBound).jsonText)")
+            fail(
+                key,
+                "must be between \(JSONValue(range.lowerBound).jsonText) and \(JSONValue(range.upperBound).jsonText)")
             return nil
         }
         return number
     }
 
     /// Human text: see `Identifiers.isValidText`.
-    mutating func text(_ key: String, required: Bool = false, maxLength: Int, allowsLineBreaks: Bool = false) -> String? {
+    mutating func text(_ key: String, required: Bool = false, maxLength: Int, allowsLineBreaks: Bool = false) -> String?
+    {
         guard let text = string(key, required: required) else { return nil }
         guard Identifiers.isValidText(text, maxLength: maxLength, allowsLineBreaks: allowsLineBreaks) else {
             fail(key, "must be 1-\(maxLength) characters without control characters")

@@ -24,7 +24,9 @@ extension ModalContent {
         case .sheet:
             let detents = decodeDetents(from: &reader)
             let interactiveDismissDisabled = reader.bool("interactiveDismissDisabled") ?? false
-            return detents.map { .sheet(SheetOptions(detents: $0, interactiveDismissDisabled: interactiveDismissDisabled)) }
+            return detents.map {
+                .sheet(SheetOptions(detents: $0, interactiveDismissDisabled: interactiveDismissDisabled))
+            }
         case .fullScreenCover: return .fullScreenCover
         case .popover: return .popover
         case .dialog: return .dialog

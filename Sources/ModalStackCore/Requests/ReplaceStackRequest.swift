@@ -24,12 +24,17 @@ public struct ReplaceStackRequest: Sendable, Hashable {
             do {
                 let request = try PresentRequest(json: element, at: pointer)
                 if let first = firstIndexOfKey[request.key] {
-                    errors.append(.init(pointer: pointer + "/key", message: "key \"\(request.key)\" is already used by /stack/\(first)"))
+                    errors.append(
+                        .init(
+                            pointer: pointer + "/key",
+                            message: "key \"\(request.key)\" is already used by /stack/\(first)"))
                 } else {
                     firstIndexOfKey[request.key] = index
                 }
                 if request.style.isAlertLike, index != elements.count - 1 {
-                    errors.append(.init(pointer: pointer + "/style", message: "an alert-like presentation must be the last entry"))
+                    errors.append(
+                        .init(pointer: pointer + "/style", message: "an alert-like presentation must be the last entry")
+                    )
                 }
                 stack.append(request)
             } catch {

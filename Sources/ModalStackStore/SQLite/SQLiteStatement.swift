@@ -42,7 +42,9 @@ final class SQLiteStatement {
             case .text(let text):
                 // Through withCString, which lends a native string's own bytes; passing the String as
                 // a `const char *` argument copies it into a new array first.
-                code = text.withCString { sqlite3_bind_text(handle, index, $0, Int32(text.utf8.count), SQLiteStatement.transient) }
+                code = text.withCString {
+                    sqlite3_bind_text(handle, index, $0, Int32(text.utf8.count), SQLiteStatement.transient)
+                }
             case .blob(let bytes):
                 code = bytes.withUnsafeBytes {
                     // A non-null pointer even for an empty blob, so SQLite stores '' rather than NULL.

@@ -37,7 +37,8 @@ final class WALCheckpointer: Sendable {
         sqlite3_wal_hook(
             writer.handle,
             { context, _, _, frames in
-                Unmanaged<WALCheckpointer>.fromOpaque(context!).takeUnretainedValue().writerCommitted(walFrames: Int(frames))
+                Unmanaged<WALCheckpointer>.fromOpaque(context!).takeUnretainedValue().writerCommitted(
+                    walFrames: Int(frames))
                 return SQLITE_OK
             }, Unmanaged.passUnretained(self).toOpaque())
     }
@@ -69,7 +70,9 @@ final class WALCheckpointer: Sendable {
     /// Called by SQLite on the writer's thread, inside each commit: must not touch the writer.
     private func writerCommitted(walFrames frames: Int) {
         walFrames.store(frames, ordering: .relaxed)
-        guard frames >= Self.backgroundThresholdFrames, !isScheduled.exchange(true, ordering: .acquiring) else { return }
+        guard frames >= Self.backgroundThresholdFrames, !isScheduled.exchange(true, ordering: .acquiring) else {
+            return
+        }
         queue.async { [self] in
             connection.withLock { connection in
                 if let connection { Self.checkpoint(connection) }

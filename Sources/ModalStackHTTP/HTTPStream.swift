@@ -110,6 +110,11 @@ public final class HTTPStream: Sendable {
         guarded.withLock { $0.machine.isClosed }
     }
 
+    /// Whether the connection is suspended: nothing is buffered, and the hang-up watcher watches it.
+    var isSuspended: Bool {
+        guarded.withLock { $0.machine.state == .suspended }
+    }
+
     /// Registers `handler` to run once when the stream closes, whatever the reason, on the thread that
     /// closes it (a writer, a libmicrohttpd worker thread, the hang-up watcher, the thread calling
     /// `HTTPServer.stop()`), so it must not block. When the stream is already closed, `handler` runs at

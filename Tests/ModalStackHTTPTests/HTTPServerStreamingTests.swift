@@ -187,7 +187,8 @@ import Testing
             let stream = try streams.started(0)
             let closes = Counter()
             stream.onClose { closes.increment() }
-            usleep(20_000)  // idle: nothing was written, so the connection is suspended by now
+            #expect(waitUntil { stream.isSuspended })  // idle: the connection is suspended
+            usleep(20_000)
             client.close()
             // Noticed without any write (the hang-up watcher).
             #expect(waitUntil { closes.value == 1 })
@@ -234,6 +235,8 @@ import Testing
             _ = try client.openStream(path: "/events/\(n)")
         }
         #expect(streams.wait(for: 6))
+        // Each reader found nothing to send yet and suspended its connection.
+        #expect(waitUntil { (0..<6).allSatisfy { streams.stream($0).isSuspended } })
         let closes = Counter()
         for n in 0..<6 {
             let stream = streams.stream(n)
@@ -311,6 +314,7 @@ import Testing
             let all = streams.all.map(\.stream)
             // Each reader found nothing to send and suspended its connection: the worker threads that
             // serve them have nothing to do.
+            #expect(waitUntil { all.allSatisfy(\.isSuspended) })
             let workerCPUBefore = streams.workerCPUSeconds
             let cpuBefore = processCPUSeconds()
             let clock = ContinuousClock()

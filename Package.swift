@@ -24,8 +24,9 @@ var package = Package(
             providers: [.apt(["libsqlite3-dev"])]
         ),
         .target(name: "Locking"),
+        .target(name: "Timekeeping"),
         .target(name: "ModalStackCore"),
-        .target(name: "ModalStackStore", dependencies: ["ModalStackCore", "CSQLite", "Locking"]),
+        .target(name: "ModalStackStore", dependencies: ["ModalStackCore", "CSQLite", "Locking", "Timekeeping"]),
         .target(name: "ModalStackHTTP", dependencies: ["CMicroHTTPD", "Locking"]),
         .target(
             name: "ModalStackAPI",
@@ -34,7 +35,7 @@ var package = Package(
         ),
         .executableTarget(name: "modalstack", dependencies: ["ModalStackAPI"]),
         // For the test targets only: no product and no other target depends on it.
-        .target(name: "ModalStackTestSupport", dependencies: ["ModalStackHTTP"]),
+        .target(name: "ModalStackTestSupport", dependencies: ["ModalStackHTTP", "Locking", "Timekeeping"]),
 
         .testTarget(name: "ModalStackCoreTests", dependencies: ["ModalStackCore", "ModalStackTestSupport"]),
         .testTarget(name: "ModalStackStoreTests", dependencies: ["ModalStackStore", "ModalStackTestSupport"]),

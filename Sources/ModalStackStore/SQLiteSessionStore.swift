@@ -2,6 +2,7 @@ import CSQLite
 import Glibc
 import Locking
 import ModalStackCore
+import Timekeeping
 
 /// The SQLite session store: one writer connection and one reader connection over a WAL
 /// database, so reads never wait for a commit.
@@ -26,6 +27,7 @@ public final class SQLiteSessionStore: SessionStore {
     public let path: String
     private let eventLogSize: Int
     private let idempotencyLifetimeMilliseconds: Int64
+    private let time: any TimeSource
     /// Nil once the store is closed.
     private let writer: LockedValue<SQLiteConnection?>
     private let reader: LockedValue<SQLiteConnection?>
@@ -36,9 +38,10 @@ public final class SQLiteSessionStore: SessionStore {
     public init(
         path: String, durability: Durability = .normal, eventLogSize: Int = SQLiteSessionStore.defaultEventLogSize,
         idempotencyLifetimeMilliseconds: Int64 = SQLiteSessionStore.defaultIdempotencyLifetimeMilliseconds,
-        maxSizeBytes: Int64? = nil, busyTimeoutMilliseconds: Int32 = 5000
+        maxSizeBytes: Int64? = nil, busyTimeoutMilliseconds: Int32 = 5000, time: any TimeSource = SystemTime()
     ) throws(StoreError) {
         self.path = path
+        self.time = time
         self.eventLogSize = eventLogSize
         self.idempotencyLifetimeMilliseconds = idempotencyLifetimeMilliseconds
         let writer: SQLiteConnection
@@ -160,7 +163,7 @@ public final class SQLiteSessionStore: SessionStore {
     }
 
     public func idempotentResponse(scope: String, key: String) throws(StoreError) -> StoredResponse? {
-        let oldestKept = Clock.milliseconds() - idempotencyLifetimeMilliseconds
+        let oldestKept = time.wallMilliseconds() - idempotencyLifetimeMilliseconds
         let row: (fingerprint: [UInt8], status: Int64, headers: String, body: [UInt8], createdAt: Int64)?
         row = try read { connection throws(SQLiteError) in
             let statement = try connection.statement(
@@ -191,7 +194,7 @@ public final class SQLiteSessionStore: SessionStore {
                     try apply(write, on: connection)
                 }
                 try connection.statement("DELETE FROM idempotent_responses WHERE created_at < ?")
-                    .run([.integer(Clock.milliseconds() - idempotencyLifetimeMilliseconds)])
+                    .run([.integer(time.wallMilliseconds() - idempotencyLifetimeMilliseconds)])
             }
             if checkpointer.writerShouldCheckpoint { checkpointer.writerCheckpoint(connection) }
         }

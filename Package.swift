@@ -26,23 +26,47 @@ var package = Package(
         .target(name: "Locking"),
         .target(name: "Timekeeping"),
         .target(name: "ModalStackCore"),
-        .target(name: "ModalStackStore", dependencies: ["ModalStackCore", "CSQLite", "Locking", "Timekeeping"]),
+        // The store protocol and its values; each engine is a target of its own.
+        .target(name: "ModalStackStore", dependencies: ["ModalStackCore"]),
+        .target(
+            name: "ModalStackSQLite",
+            dependencies: ["ModalStackCore", "ModalStackStore", "CSQLite", "Locking", "Timekeeping"]
+        ),
+        .target(
+            name: "ModalStackService",
+            dependencies: ["ModalStackCore", "ModalStackStore", "Locking", "Timekeeping"]
+        ),
         .target(name: "ModalStackHTTP", dependencies: ["CMicroHTTPD", "Locking"]),
         .target(
             name: "ModalStackAPI",
-            dependencies: ["ModalStackCore", "ModalStackStore", "ModalStackHTTP", "Locking"],
+            dependencies: [
+                "ModalStackCore", "ModalStackStore", "ModalStackService", "ModalStackHTTP", "Locking", "Timekeeping",
+            ],
             resources: [.embedInCode("Resources/openapi.yaml")]
         ),
-        .executableTarget(name: "modalstack", dependencies: ["ModalStackAPI"]),
+        .executableTarget(
+            name: "modalstack",
+            dependencies: ["ModalStackAPI", "ModalStackStore", "ModalStackSQLite", "Timekeeping"]
+        ),
         // For the test targets only: no product and no other target depends on it.
         .target(name: "ModalStackTestSupport", dependencies: ["ModalStackHTTP", "Locking", "Timekeeping"]),
 
         .testTarget(name: "ModalStackCoreTests", dependencies: ["ModalStackCore", "ModalStackTestSupport"]),
-        .testTarget(name: "ModalStackStoreTests", dependencies: ["ModalStackStore", "ModalStackTestSupport"]),
+        .testTarget(
+            name: "ModalStackSQLiteTests",
+            dependencies: ["ModalStackSQLite", "ModalStackStore", "ModalStackTestSupport"]
+        ),
+        .testTarget(
+            name: "ModalStackServiceTests",
+            dependencies: [
+                "ModalStackService", "ModalStackSQLite", "ModalStackStore", "ModalStackCore", "ModalStackTestSupport",
+                "Locking",
+            ]
+        ),
         .testTarget(name: "ModalStackHTTPTests", dependencies: ["ModalStackHTTP", "ModalStackTestSupport", "Locking"]),
         .testTarget(
             name: "ModalStackAPITests",
-            dependencies: ["ModalStackAPI", "ModalStackCore", "ModalStackStore", "ModalStackHTTP"]
+            dependencies: ["ModalStackAPI", "ModalStackCore", "ModalStackStore", "ModalStackService", "ModalStackHTTP"]
         ),
         .testTarget(
             name: "IntegrationTests",

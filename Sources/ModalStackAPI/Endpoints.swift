@@ -1,11 +1,12 @@
 import ModalStackCore
 import ModalStackHTTP
-import ModalStackStore
+import ModalStackService
 import Synchronization
 
 /// The REST endpoints: each maps an HTTP request to a service call and the result back to HTTP.
 struct Endpoints: Sendable {
     let service: SessionService
+    let changes: HTTPChanges
     let readiness: Readiness
     let watch: SessionWatch
     let metrics: Metrics
@@ -75,7 +76,7 @@ struct Endpoints: Sendable {
     }
 
     private func metricsText(_ request: HTTPRequest) throws -> HTTPResponse {
-        let sessions = (try? service.store.sessionCount()).map(Double.init) ?? .nan
+        let sessions = (try? service.sessionCount()).map(Double.init) ?? .nan
         let text = metrics.render(gauges: [
             ("modalstack_sessions", "Sessions stored.", sessions),
             (
@@ -95,7 +96,7 @@ struct Endpoints: Sendable {
 
     private func createSessionWithServerID(_ request: HTTPRequest, reply: HTTPReply) throws {
         let options = try SessionOptions(json: try request.jsonBody(emptyBody: [:]))
-        try service.submit(
+        try changes.submit(
             .create(options), onSession: RandomID.make(), createIfMissing: true, request: request, idempotencyScope: "",
             reply: reply, render: sessionCreated)
     }
@@ -103,7 +104,7 @@ struct Endpoints: Sendable {
     private func putSession(_ request: HTTPRequest, reply: HTTPReply) throws {
         let id = try request.sessionID()
         let options = try SessionOptions(json: try request.jsonBody(emptyBody: [:]))
-        try service.submit(.create(options), onSession: id, createIfMissing: true, request: request, reply: reply) {
+        try changes.submit(.create(options), onSession: id, createIfMissing: true, request: request, reply: reply) {
             outcome in
             outcome.changed ? sessionCreated(outcome) : Responses.session(200, outcome.session)
         }
@@ -116,7 +117,7 @@ struct Endpoints: Sendable {
     }
 
     private func deleteSession(_ request: HTTPRequest, reply: HTTPReply) throws {
-        try service.submitDelete(id: try request.sessionID(), request: request, reply: reply)
+        try changes.delete(sessionID: try request.sessionID(), request: request, reply: reply)
     }
 
     // MARK: Presentations
@@ -124,7 +125,7 @@ struct Endpoints: Sendable {
     private func present(_ request: HTTPRequest, reply: HTTPReply) throws {
         let sessionID = try request.sessionID()
         let command = Command.present(try PresentRequest(json: try request.jsonBody()))
-        try service.submit(command, onSession: sessionID, createIfMissing: true, request: request, reply: reply) {
+        try changes.submit(command, onSession: sessionID, createIfMissing: true, request: request, reply: reply) {
             outcome in
             let subject: Responses.ChangeSubject
             let status: Int
@@ -153,8 +154,11 @@ struct Endpoints: Sendable {
     }
 
     private func getPresentation(_ request: HTTPRequest) throws -> HTTPResponse {
-        let presentation = try service.presentation(
-            id: request.pathParameters["presentationId"] ?? "", sessionID: try request.sessionID())
+        let id = request.pathParameters["presentationId"] ?? ""
+        let session = try service.existingSession(id: try request.sessionID())
+        guard let presentation = try service.presentation(id: id, in: session) else {
+            throw ModalError.presentationNotFound(id)
+        }
         return Responses.json(200, presentation)
     }
 
@@ -162,7 +166,7 @@ struct Endpoints: Sendable {
         let sessionID = try request.sessionID()
         let presentationID = request.pathParameters["presentationId"] ?? ""
         let command = Command.update(presentationID: presentationID, try UpdateRequest(json: try request.jsonBody()))
-        try service.submit(command, onSession: sessionID, createIfMissing: false, request: request, reply: reply) {
+        try changes.submit(command, onSession: sessionID, createIfMissing: false, request: request, reply: reply) {
             outcome in
             guard case .updated(let presentation) = outcome.effect else { preconditionFailure("an update updates") }
             return Responses.change(200, .presentation(presentation), outcome)
@@ -185,7 +189,7 @@ struct Endpoints: Sendable {
     private func dismissed(
         _ dismiss: DismissRequest, onSession sessionID: String, request: HTTPRequest, reply: HTTPReply
     ) throws {
-        try service.submit(
+        try changes.submit(
             .dismiss(dismiss), onSession: sessionID, createIfMissing: false, request: request, reply: reply
         ) { outcome in
             guard case .dismissed(let removed) = outcome.effect else {
@@ -198,7 +202,7 @@ struct Endpoints: Sendable {
     private func replaceStack(_ request: HTTPRequest, reply: HTTPReply) throws {
         let sessionID = try request.sessionID()
         let command = Command.replaceStack(try ReplaceStackRequest(json: try request.jsonBody()))
-        try service.submit(command, onSession: sessionID, createIfMissing: true, request: request, reply: reply) {
+        try changes.submit(command, onSession: sessionID, createIfMissing: true, request: request, reply: reply) {
             outcome in
             Responses.change(200, .dismissed(outcome.retired), outcome)
         }
@@ -212,17 +216,17 @@ struct Endpoints: Sendable {
 
     private func events(_ request: HTTPRequest) throws -> HTTPResponse {
         let sessionID = try request.sessionID()
-        let session = try service.session(id: sessionID)
+        let session = try service.existingSession(id: sessionID)
         let after = try request.integerQuery("after", in: 0...Int64.max) ?? 0
         let limit = Int(
             try request.integerQuery("limit", in: 1...Int64(Self.maxEventPage)) ?? Int64(Self.defaultEventPage))
-        let changes = try service.store.changes(sessionID: sessionID, after: after, eventLimit: limit)
-        let last = changes.last?.version ?? after
+        let logged = try service.changes(sessionID: sessionID, after: after, eventLimit: limit)
+        let last = logged.last?.version ?? after
         let next: JSONValue =
             last < session.version ? .string("/v1/sessions/\(sessionID)/events?after=\(last)&limit=\(limit)") : .null
         var writer = JSONWriter(capacity: 4096)
         writer.writeVerbatim(#"{"events":"#)
-        writer.write(changes.flatMap(\.flatEvents))
+        writer.write(logged.flatMap(\.flatEvents))
         writer.writeVerbatim(#","version":"#)
         writer.write(integer: session.version)
         writer.writeVerbatim(#","next":"#)
@@ -233,7 +237,7 @@ struct Endpoints: Sendable {
 
     private func transition(_ request: HTTPRequest) throws -> HTTPResponse {
         let sessionID = try request.sessionID()
-        let session = try service.session(id: sessionID)
+        let session = try service.existingSession(id: sessionID)
         guard let from = try request.integerQuery("from", in: 0...Int64.max) else {
             throw Problem.invalidParameter("from", "is required: the version the client shows")
         }
@@ -245,7 +249,7 @@ struct Endpoints: Sendable {
             old = session.stack.map(\.id)
         } else if from == 0 {
             old = []
-        } else if let change = try service.store.change(sessionID: sessionID, version: from) {
+        } else if let change = try service.change(sessionID: sessionID, version: from) {
             old = change.stackIDs
         } else {
             throw Problem.versionGone(from)

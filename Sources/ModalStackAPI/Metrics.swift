@@ -1,11 +1,12 @@
 import Glibc
 import Locking
 import ModalStackCore
+import ModalStackService
 import Synchronization
 
 /// The service's Prometheus metrics, rendered in the text exposition format (version 0.0.4).
 /// Labels are route templates and status classes only: never a session id.
-final class Metrics: Sendable {
+final class Metrics: CommitMetrics {
     /// Upper bounds of the latency histograms, in seconds.
     static let buckets: [Double] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
 
@@ -89,7 +90,7 @@ final class Metrics: Sendable {
             text += Self.render(
                 requests.durations, name: "modalstack_http_request_duration_seconds", labels: "route=\"\(route)\",")
         }
-        text += "# HELP modalstack_db_commit_duration_seconds Time to commit a change to SQLite.\n"
+        text += "# HELP modalstack_db_commit_duration_seconds Time to commit a batch of changes to the database.\n"
         text += "# TYPE modalstack_db_commit_duration_seconds histogram\n"
         text += Self.render(state.commits, name: "modalstack_db_commit_duration_seconds", labels: "")
         text += "# HELP modalstack_presentation_events_total Events of sessions' presentations, by event.\n"

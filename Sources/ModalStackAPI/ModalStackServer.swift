@@ -3,42 +3,45 @@ import Glibc
 import Locking
 import ModalStackCore
 import ModalStackHTTP
+import ModalStackService
 import ModalStackStore
+import Timekeeping
 
-/// The whole service wired together: the SQLite store, the endpoints, the HTTP server, the
-/// expiry sweep.
+/// The whole service wired together over a store: the service, the endpoints, the HTTP server,
+/// the expiry sweep.
 public final class ModalStackServer: Sendable {
     public let configuration: ServerConfiguration
     private let http: HTTPServer
-    private let store: SQLiteSessionStore
+    private let store: any SessionStore
     private let service: SessionService
     private let readiness: Readiness
     private let sweeper: ExpirySweeper
 
-    /// Opens (creating if needed) the database and prepares the server; nothing listens yet.
-    public init(configuration: ServerConfiguration) throws {
+    /// Reads the files the configuration names, then opens the store with `openStore` (so a bad
+    /// file leaves no database behind), and prepares the server; nothing listens yet. The server
+    /// closes the store when it stops.
+    public init(
+        configuration: ServerConfiguration, time: any TimeSource = SystemTime(),
+        openStore: (ServerConfiguration) throws -> any SessionStore
+    ) throws {
         self.configuration = configuration
         let catalog = try configuration.catalogPath.map(Self.loadCatalog)
         let apiKeys = try configuration.apiKeys + (configuration.apiKeyFile.map(Self.loadKeys) ?? [])
-        try Self.createParentDirectory(of: configuration.databasePath)
-        let store = try SQLiteSessionStore(
-            path: configuration.databasePath, durability: configuration.durability,
-            eventLogSize: configuration.eventLogSize,
-            idempotencyLifetimeMilliseconds: Int64(configuration.idempotencyLifetimeSeconds) * 1000,
-            maxSizeBytes: configuration.maxDatabaseBytes > 0 ? Int64(configuration.maxDatabaseBytes) : nil)
+        let store = try openStore(configuration)
         let metrics = Metrics()
         let rules = SessionRules(
             maxDepth: configuration.maxDepth, queueSize: configuration.queueSize,
             sessionTTLSeconds: Int64(configuration.sessionTTLSeconds))
         let service = SessionService(
-            store: store, rules: rules, catalog: catalog, requiresIfMatch: configuration.requireIfMatch,
-            metrics: metrics,
-            workingSetCapacity: configuration.workingSetSessions)
+            store: store, rules: rules, catalog: catalog, metrics: metrics,
+            workingSetCapacity: configuration.workingSetSessions, time: time)
         let readiness = Readiness()
         let watch = SessionWatch(
             service: service, metrics: metrics, maxWaitSeconds: configuration.maxWaitSeconds,
             heartbeatSeconds: configuration.heartbeatSeconds)
-        let endpoints = Endpoints(service: service, readiness: readiness, watch: watch, metrics: metrics)
+        let endpoints = Endpoints(
+            service: service, changes: HTTPChanges(service: service, requiresIfMatch: configuration.requireIfMatch),
+            readiness: readiness, watch: watch, metrics: metrics)
         var router = Router(
             notFound: { request in Problem.routeNotFound(request.path).response },
             methodNotAllowed: { request, allowed in Problem.methodNotAllowed(request.method, allowed: allowed).response
@@ -58,7 +61,7 @@ public final class ModalStackServer: Sendable {
                 seconds: completed.duration)
             accessLog.write(
                 AccessLog.Entry(
-                    time: Clock.now(), method: completed.method, route: completed.routeTemplate,
+                    time: time.now(), method: completed.method, route: completed.routeTemplate,
                     status: completed.status,
                     durationSeconds: completed.duration, bytes: completed.responseBodyBytes,
                     requestID: completed.requestID,
@@ -156,20 +159,6 @@ public final class ModalStackServer: Sendable {
         }
         return bytes
     }
-
-    /// `mkdir -p` for the database's directory.
-    private static func createParentDirectory(of path: String) throws {
-        guard let slash = path.lastIndex(of: "/") else { return }
-        let directory = String(path[..<slash])
-        var prefix = directory.hasPrefix("/") ? "/" : ""
-        for component in directory.split(separator: "/") {
-            prefix += component + "/"
-            if mkdir(prefix, 0o755) != 0 && errno != EEXIST {
-                throw StoreError(
-                    .unavailable, "cannot create the database directory \(prefix): \(String(cString: strerror(errno)))")
-            }
-        }
-    }
 }
 
 /// A file named by a setting that cannot be used.
@@ -179,37 +168,4 @@ struct ConfigurationFileError: Error, CustomStringConvertible {
     let message: String
 
     var description: String { "--\(setting) \(path): \(message)" }
-}
-
-/// Deletes expired sessions in the background, in small batches, each its own transaction, so
-/// that requests never wait long behind it.
-final class ExpirySweeper: Sendable {
-    static let batchSize = 100
-
-    private let service: SessionService
-    private let intervalSeconds: Int
-    private let running = LockedValue(false)
-    private let queue = DispatchQueue(label: "modalstack.expiry")
-
-    init(service: SessionService, intervalSeconds: Int) {
-        self.service = service
-        self.intervalSeconds = intervalSeconds
-    }
-
-    func start() {
-        running.withLock { $0 = true }
-        schedule()
-    }
-
-    func stop() {
-        running.withLock { $0 = false }
-    }
-
-    private func schedule() {
-        queue.asyncAfter(deadline: .now() + .seconds(intervalSeconds)) { [self] in
-            guard running.withLock({ $0 }) else { return }
-            while running.withLock({ $0 }), (try? service.sweepExpired(limit: Self.batchSize)) == Self.batchSize {}
-            schedule()
-        }
-    }
 }

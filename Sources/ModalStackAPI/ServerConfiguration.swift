@@ -10,13 +10,13 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var catalogPath: String?
     public var maxDepth = SessionRules.defaultMaxDepth
     public var queueSize = SessionRules.defaultQueueSize
-    public var durability = SQLiteSessionStore.Durability.normal
+    public var durability = Durability.normal
     /// A quota for the database file in bytes; 0 is none.
     public var maxDatabaseBytes = 0
     public var requireIfMatch = false
     public var maxWaitSeconds = 30
-    public var eventLogSize = SQLiteSessionStore.defaultEventLogSize
-    public var idempotencyLifetimeSeconds = Int(SQLiteSessionStore.defaultIdempotencyLifetimeMilliseconds / 1000)
+    public var eventLogSize = StoreDefaults.eventLogSize
+    public var idempotencyLifetimeSeconds = Int(StoreDefaults.idempotencyLifetimeMilliseconds / 1000)
     public var heartbeatSeconds = 15
     public var sessionTTLSeconds = Int(SessionRules.defaultSessionTTLSeconds)
     /// Keys that authorize `/v1` requests; none means the API is open. Never logged or printed.
@@ -30,7 +30,7 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// Seconds between a stop signal and the drain, served as usual but with `/readyz` at 503, so that
     /// load balancers stop sending traffic before the listener closes.
     public var shutdownDelaySeconds = 0
-    /// How many sessions the in-memory working set holds; misses read from SQLite.
+    /// How many sessions the in-memory working set holds; misses read from the store.
     public var workingSetSessions = 10_000
     public var threads = 2
     public var connectionLimit = 1024
@@ -217,7 +217,7 @@ private let settings: [Setting] = [
             return nil
         }),
     Setting(
-        flag: "db", valueName: "PATH", summary: "the SQLite database file; its directory is created",
+        flag: "db", valueName: "PATH", summary: "the database file; its directory is created",
         defaultValue: { $0.databasePath },
         assign: { configuration, text in
             guard !text.isEmpty else { return "expected a file path" }
@@ -267,7 +267,7 @@ private let settings: [Setting] = [
         "shutdown-timeout", "seconds the drain after SIGTERM may take before the process exits anyway", 1...600,
         \.shutdownTimeoutSeconds),
     .integer(
-        "cache-size", "sessions kept in memory (least recently used dropped; misses read SQLite)", 0...10_000_000,
+        "cache-size", "sessions kept in memory (least recently used dropped; misses read the database)", 0...10_000_000,
         \.workingSetSessions),
     .integer("threads", "HTTP worker threads", 1...256, \.threads),
     .integer("connection-limit", "the most simultaneous connections; more are refused", 1...100_000, \.connectionLimit),

@@ -2,7 +2,7 @@ import Dispatch
 import Locking
 import ModalStackCore
 import ModalStackHTTP
-import ModalStackStore
+import ModalStackService
 import Synchronization
 
 /// Watching a session for changes without holding a worker thread: long polls (`GET` with
@@ -23,7 +23,7 @@ struct SessionWatch: Sendable {
             let id = try request.sessionID()
             let condition = try request.ifNoneMatch()
             let wait = try waitSeconds(request)
-            let (session, body) = try service.renderedSession(id: id)
+            let (session, body) = try service.existingRenderedSession(id: id)
             guard let condition, condition.matches(session.version, weakly: true) else {
                 reply.send(Responses.sessionBody(200, body, session))
                 return
@@ -93,7 +93,7 @@ struct SessionWatch: Sendable {
     func streamEvents(_ request: HTTPRequest, reply: HTTPReply) {
         do {
             let id = try request.sessionID()
-            let session = try service.session(id: id)
+            let session = try service.existingSession(id: id)
             let lastEventID = try request.headers["Last-Event-ID"].map { text -> Int64 in
                 guard let version = Int64(text.trimmingSpaces), version >= 0 else {
                     throw Problem.invalidHeader("Last-Event-ID", "must be a version number")
@@ -194,11 +194,11 @@ final class EventPump: Sendable {
         lastSent.withLock { lastSent in
             do {
                 while true {
-                    let changes = try service.store.changes(
+                    let changes = try service.changes(
                         sessionID: sessionID, after: lastSent, eventLimit: Endpoints.maxEventPage)
                     guard let first = changes.first else { return }
                     if first.version > lastSent + 1 {
-                        let session = try service.session(id: sessionID)
+                        let session = try service.existingSession(id: sessionID)
                         stream.write(Self.frame(id: session.version, event: "reset", data: session.serialized()))
                         lastSent = session.version
                         continue

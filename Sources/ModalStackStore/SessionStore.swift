@@ -31,6 +31,25 @@ public protocol SessionStore: Sendable {
 
     /// Throws unless the store can be read and written right now (for readiness checks).
     func checkHealth() throws(StoreError)
+
+    /// Finishes the store's own work (a checkpoint, say) and closes it; calls after this fail.
+    func close()
+}
+
+/// What a commit survives before it is acknowledged; every engine offers both.
+public enum Durability: String, Sendable, CaseIterable {
+    /// Survives a crash of the process; the last commits may be lost on power loss.
+    case normal
+    /// Synced on every commit: survives power loss.
+    case full
+}
+
+/// The defaults every engine starts from.
+public enum StoreDefaults {
+    /// How many changes each session's event log keeps; older ones are pruned.
+    public static let eventLogSize = 1000
+    /// How long stored idempotent responses are kept: 24 hours.
+    public static let idempotencyLifetimeMilliseconds: Int64 = 24 * 3600 * 1000
 }
 
 /// One change to persist.

@@ -1,5 +1,6 @@
 import Glibc
 import ModalStackAPI
+import Timekeeping
 
 // Kept thin: read the configuration, start the server, stop it on SIGTERM or SIGINT.
 var arguments = Array(CommandLine.arguments.dropFirst())
@@ -34,7 +35,10 @@ pthread_sigmask(SIG_BLOCK, &stopSignals, nil)
 
 let server: ModalStackServer
 do {
-    server = try ModalStackServer(configuration: configuration)
+    let time = SystemTime()
+    server = try ModalStackServer(configuration: configuration, time: time) { configuration in
+        try StoreEngine.open(configuration, time: time)
+    }
     try server.start()
 } catch {
     Environment.fail("modalstack: cannot start: \(error)", status: 1)

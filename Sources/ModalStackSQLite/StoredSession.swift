@@ -1,4 +1,5 @@
 import ModalStackCore
+import ModalStackStore
 
 /// How sessions and presentations are written into rows: the core's JSON forms, compact.
 enum StoredSession {

@@ -1,7 +1,7 @@
 import Locking
 import ModalStackCore
 
-/// The committed sessions most recently used, in memory, so that reads rarely touch SQLite and
+/// The committed sessions most recently used, in memory, so that reads rarely touch the store and
 /// a session's JSON is rendered once per version. It holds only committed state, never a change
 /// still waiting for its commit.
 ///

@@ -1,9 +1,10 @@
 import Foundation
 import ModalStackCore
+import ModalStackStore
 import ModalStackTestSupport
 import Testing
 
-@testable import ModalStackStore
+@testable import ModalStackSQLite
 
 extension TemporaryDirectory {
     var databasePath: String { appending("modalstack.sqlite") }

@@ -3,19 +3,21 @@ import ModalStackCore
 
 /// Tells whoever watches a session (long polls, event streams) that it changed, after the change
 /// is committed. Listeners are called outside the lock, on the committing thread, and must not block.
-final class SessionNotifier: Sendable {
-    enum Notification: Sendable {
+public final class SessionNotifier: Sendable {
+    public init() {}
+
+    public enum Notification: Sendable {
         case changed(Session, SessionChange)
         case deleted(sessionID: String)
         /// The server is stopping: long polls answer now, streams end.
         case shutdown
     }
 
-    typealias Listener = @Sendable (Notification) -> Void
+    public typealias Listener = @Sendable (Notification) -> Void
 
     /// A registration, to be cancelled when the watcher is done.
-    struct Subscription: Sendable, Hashable {
-        let sessionID: String
+    public struct Subscription: Sendable, Hashable {
+        public let sessionID: String
         let token: UInt64
     }
 
@@ -27,7 +29,7 @@ final class SessionNotifier: Sendable {
 
     private let state = LockedValue(State())
 
-    func subscribe(to sessionID: String, _ listener: @escaping Listener) -> Subscription {
+    public func subscribe(to sessionID: String, _ listener: @escaping Listener) -> Subscription {
         state.withLock { state in
             state.nextToken += 1
             state.listeners[sessionID, default: [:]][state.nextToken] = listener
@@ -36,7 +38,7 @@ final class SessionNotifier: Sendable {
         }
     }
 
-    func cancel(_ subscription: Subscription) {
+    public func cancel(_ subscription: Subscription) {
         state.withLock { state in
             guard state.listeners[subscription.sessionID]?.removeValue(forKey: subscription.token) != nil else {
                 return
@@ -48,7 +50,7 @@ final class SessionNotifier: Sendable {
         }
     }
 
-    func publish(_ notification: Notification) {
+    public func publish(_ notification: Notification) {
         let listeners = state.withLock { state in
             switch notification {
             case .changed(let session, _): Array((state.listeners[session.id] ?? [:]).values)
@@ -62,5 +64,5 @@ final class SessionNotifier: Sendable {
     }
 
     /// How many watchers are registered.
-    var watcherCount: Int { state.withLock { $0.count } }
+    public var watcherCount: Int { state.withLock { $0.count } }
 }

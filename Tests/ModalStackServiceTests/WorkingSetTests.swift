@@ -1,7 +1,7 @@
 import ModalStackCore
 import Testing
 
-@testable import ModalStackAPI
+@testable import ModalStackService
 
 private func session(_ id: String, version: Int64 = 1) -> Session {
     Session(

@@ -2,27 +2,14 @@ import CSQLite
 import Glibc
 import Locking
 import ModalStackCore
+import ModalStackStore
 import Timekeeping
 
 /// The SQLite session store: one writer connection and one reader connection over a WAL
 /// database, so reads never wait for a commit.
 public final class SQLiteSessionStore: SessionStore {
-    /// What a commit survives before it is acknowledged.
-    public enum Durability: String, Sendable, CaseIterable {
-        /// WAL with `synchronous=NORMAL`: survives a crash of the process, may lose the last
-        /// commits on power loss.
-        case normal
-        /// WAL with `synchronous=FULL`: the WAL is synced on every commit; survives power loss.
-        case full
-    }
-
     /// How many dismissed presentations each session keeps readable; older ones are pruned.
     public static let dismissedKeptPerSession = 64
-
-    /// How long stored idempotent responses are kept by default: 24 hours.
-    public static let defaultIdempotencyLifetimeMilliseconds: Int64 = 24 * 3600 * 1000
-    /// How many changes each session's event log keeps by default; older ones are pruned.
-    public static let defaultEventLogSize = 1000
 
     public let path: String
     private let eventLogSize: Int
@@ -36,8 +23,8 @@ public final class SQLiteSessionStore: SessionStore {
     /// Opens the database at `path`, creating and migrating it when new. Refuses a file that is
     /// not a ModalStack database or is newer than this build, and never writes to such a file.
     public init(
-        path: String, durability: Durability = .normal, eventLogSize: Int = SQLiteSessionStore.defaultEventLogSize,
-        idempotencyLifetimeMilliseconds: Int64 = SQLiteSessionStore.defaultIdempotencyLifetimeMilliseconds,
+        path: String, durability: Durability = .normal, eventLogSize: Int = StoreDefaults.eventLogSize,
+        idempotencyLifetimeMilliseconds: Int64 = StoreDefaults.idempotencyLifetimeMilliseconds,
         maxSizeBytes: Int64? = nil, busyTimeoutMilliseconds: Int32 = 5000, time: any TimeSource = SystemTime()
     ) throws(StoreError) {
         self.path = path
@@ -56,6 +43,8 @@ public final class SQLiteSessionStore: SessionStore {
             writer = try SQLiteConnection(path: path, create: true)
             sqlite3_busy_timeout(writer.handle, busyTimeoutMilliseconds)
             try Self.migrate(writer)
+            // normal is synchronous=NORMAL (a crash of the process loses nothing); full is FULL (the
+            // WAL is synced on every commit, so power loss loses nothing either).
             let synchronous = durability.rawValue.uppercased()
             try writer.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=\(synchronous)")
             checkpointer = try WALCheckpointer(path: path, synchronous: synchronous, writer: writer)

@@ -1,0 +1,122 @@
+import ModalStackCore
+import ModalStackHTTP
+import ModalStackService
+import ModalStackStore
+
+/// Changes over HTTP: reads `If-Match` and `Idempotency-Key`, hands the change to the service,
+/// and answers with what it rendered, a replay, or a problem.
+struct HTTPChanges: Sendable {
+    let service: SessionService
+    /// Whether every change must carry `If-Match` (428 otherwise).
+    let requiresIfMatch: Bool
+
+    /// Applies `command` to the session; `reply` gets `render`'s response once it is committed.
+    /// - Parameters:
+    ///   - createIfMissing: a first write creates the session instead of failing with 404.
+    ///   - idempotencyScope: where an `Idempotency-Key` is unique; the session by default.
+    func submit(
+        _ command: Command, onSession id: String, createIfMissing: Bool, request: HTTPRequest,
+        idempotencyScope: String? = nil, reply: HTTPReply, render: (CommandOutcome) -> HTTPResponse
+    ) throws {
+        let ifMatch = try request.ifMatch()
+        if requiresIfMatch, ifMatch == nil, !command.isCreate { throw Problem.preconditionRequired() }
+        let change = ChangeRequest(
+            sessionID: id, command: command, createsSession: createIfMissing, expectedVersion: ifMatch?.expected,
+            idempotencyKey: try Self.idempotencyKey(of: request, scope: idempotencyScope ?? id))
+        service.submit(change, render: render) { result in
+            switch result {
+            case .answered(let response): reply.send(response)
+            case .replayed(let stored): reply.send(Self.replay(stored))
+            case .refused(let refusal): reply.send(Problem(refusal).response)
+            }
+        }
+    }
+
+    /// Deletes the session; `reply` gets 204 once the deletion is committed.
+    func delete(sessionID id: String, request: HTTPRequest, reply: HTTPReply) throws {
+        let ifMatch = try request.ifMatch()
+        if requiresIfMatch, ifMatch == nil { throw Problem.preconditionRequired() }
+        service.delete(sessionID: id, expecting: ifMatch?.expected) { result in
+            switch result {
+            case .success: reply.send(Responses.noContent())
+            case .failure(let refusal): reply.send(Problem(refusal).response)
+            }
+        }
+    }
+
+    /// Keys are 1–255 visible ASCII characters.
+    static let maxKeyLength = 255
+
+    /// The request's `Idempotency-Key` (IETF draft), which POST and PATCH may carry.
+    static func idempotencyKey(of request: HTTPRequest, scope: String) throws -> IdempotencyKey? {
+        guard request.method == "POST" || request.method == "PATCH", let key = request.headers["Idempotency-Key"] else {
+            return nil
+        }
+        guard (1...maxKeyLength).contains(key.utf8.count), key.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+            throw Problem.invalidHeader("Idempotency-Key", "must be 1-\(maxKeyLength) visible ASCII characters")
+        }
+        // Method, path and body: a retry must send exactly the same request.
+        let fingerprint = Array("\(request.method) \(request.path)\n".utf8) + request.body
+        return IdempotencyKey(scope: scope, key: key, fingerprint: fingerprint)
+    }
+
+    /// The response stored for the first request, as a retry gets it.
+    static func replay(_ stored: StoredResponse) -> HTTPResponse {
+        var headers = HTTPHeaders()
+        for (name, value) in stored.headers.sorted(by: { $0.key < $1.key }) {
+            headers.set(name, value)
+        }
+        headers.set("Idempotent-Replayed", "true")
+        return HTTPResponse(status: stored.status, headers: headers, body: stored.body)
+    }
+}
+
+extension HTTPResponse: ReplayableAnswer {
+    /// The response headers that are stored and replayed with the body.
+    static let replayedHeaders = ["Content-Type", "Location", "ETag"]
+
+    public var recorded: (status: Int, headers: [String: String], body: [UInt8]) {
+        var kept: [String: String] = [:]
+        for name in Self.replayedHeaders {
+            kept[name] = headers[name]
+        }
+        return (status, kept, body)
+    }
+}
+
+extension EntityTag.Condition {
+    /// What `If-Match` expects: strong comparison, so weak tags never match.
+    var expected: ExpectedVersion {
+        switch self {
+        case .any: .any
+        case .versions(let strong, _): .oneOf(strong)
+        }
+    }
+}
+
+extension Problem {
+    init(_ refusal: ChangeRefusal) {
+        self =
+            switch refusal {
+            case .sessionNotFound(let id): .sessionNotFound(id)
+            case .versionMismatch(let current): .preconditionFailed(currentVersion: current)
+            case .idempotencyKeyInUse: .idempotencyKeyInUse()
+            case .idempotencyKeyReused: .idempotencyKeyReused()
+            case .rejected(let error): Problem(error)
+            case .storeFailed(let error): Problem(error)
+            }
+    }
+}
+
+/// Reads as the endpoints need them: a session that does not exist is a 404 problem.
+extension SessionService {
+    func existingSession(id: String) throws -> Session {
+        guard let session = try session(id: id) else { throw Problem.sessionNotFound(id) }
+        return session
+    }
+
+    func existingRenderedSession(id: String) throws -> (session: Session, body: [UInt8]) {
+        guard let rendered = try renderedSession(id: id) else { throw Problem.sessionNotFound(id) }
+        return rendered
+    }
+}

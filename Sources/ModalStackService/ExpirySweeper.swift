@@ -1,0 +1,35 @@
+import Dispatch
+import Locking
+
+/// Deletes expired sessions in the background, in small batches, each its own transaction, so
+/// that requests never wait long behind it.
+public final class ExpirySweeper: Sendable {
+    static let batchSize = 100
+
+    private let service: SessionService
+    private let intervalSeconds: Int
+    private let running = LockedValue(false)
+    private let queue = DispatchQueue(label: "modalstack.expiry")
+
+    public init(service: SessionService, intervalSeconds: Int) {
+        self.service = service
+        self.intervalSeconds = intervalSeconds
+    }
+
+    public func start() {
+        running.withLock { $0 = true }
+        schedule()
+    }
+
+    public func stop() {
+        running.withLock { $0 = false }
+    }
+
+    private func schedule() {
+        queue.asyncAfter(deadline: .now() + .seconds(intervalSeconds)) { [self] in
+            guard running.withLock({ $0 }) else { return }
+            while running.withLock({ $0 }), (try? service.sweepExpired(limit: Self.batchSize)) == Self.batchSize {}
+            schedule()
+        }
+    }
+}

@@ -1,0 +1,437 @@
+import Dispatch
+import Locking
+import ModalStackCore
+import ModalStackStore
+import Synchronization
+import Timekeeping
+
+/// Runs changes against sessions: preconditions, idempotent replays, the core's rules, then a
+/// group commit, then the answer and the notification of watchers. It knows nothing of HTTP:
+/// callers pass commands in, and get outcomes back as values.
+///
+/// Changes are applied one at a time, in order, to the latest state of their session (committed
+/// or still waiting for its commit), so every version is given once. They are committed in
+/// batches: one writer takes every change waiting at that moment into one transaction (one sync
+/// in `full` durability), then answers them all. No caller waits for a commit: completions run
+/// on the committing thread. Reads see committed state only. Nothing under the commit lock
+/// reads or writes the store.
+public final class SessionService: Sendable {
+    /// The most changes one transaction takes.
+    static let maxBatch = 512
+
+    let store: any SessionStore
+    let rules: SessionRules
+    public let catalog: Catalog?
+    let metrics: any CommitMetrics
+    let time: any TimeSource
+    public let notifier = SessionNotifier()
+    let workingSet: WorkingSet
+    /// Changes applied but not yet committed, and the queue of commits.
+    private let pending = LockedValue(PendingState())
+    /// Counts the batches settled (committed or failed), changed under `pending`'s lock: a state
+    /// read from the store outside the lock is current if no batch settled since.
+    private let settledBatches = Atomic<UInt64>(0)
+    private let committer = DispatchQueue(label: "modalstack.commit")
+    /// Idempotency keys whose first request is still running: a retry then is refused.
+    private let keysInFlight = LockedValue(Set<IdempotencyKey.Name>())
+    /// Why the last commit failed, until one succeeds: readiness reports it.
+    private let lastCommitFailure = LockedValue<StoreError?>(nil)
+
+    public init(
+        store: any SessionStore, rules: SessionRules, catalog: Catalog?, metrics: any CommitMetrics,
+        workingSetCapacity: Int, time: any TimeSource = SystemTime()
+    ) {
+        self.store = store
+        self.rules = rules
+        self.catalog = catalog
+        self.metrics = metrics
+        self.time = time
+        self.workingSet = WorkingSet(capacity: workingSetCapacity)
+    }
+
+    // MARK: Reads (committed state only)
+
+    /// The session, unless it does not exist or expired.
+    public func session(id: String) throws(StoreError) -> Session? {
+        try renderedSession(id: id)?.session
+    }
+
+    /// The session and its JSON, rendered once per version and kept in the working set.
+    public func renderedSession(id: String) throws(StoreError) -> (session: Session, body: [UInt8])? {
+        let now = time.now()
+        let session: Session
+        switch workingSet.lookup(id) {
+        case .session(let held, let rendered):
+            guard !held.isExpired(at: now) else { return nil }
+            if let rendered { return (held, rendered) }
+            session = held
+        case .deleted:
+            return nil
+        case .miss:
+            let read = try readCommitted(id)
+            guard let stored = read.session else { return nil }
+            pending.withLock { _ in
+                if read.isCurrent(settledBatches) { workingSet.loaded(stored) }
+            }
+            guard !stored.isExpired(at: now) else { return nil }
+            session = stored
+        }
+        let body = session.serialized()
+        workingSet.rendered(body, for: session)
+        return (session, body)
+    }
+
+    /// A presentation of `session` in any state: on the stack, queued, or dismissed and still kept.
+    public func presentation(id: String, in session: Session) throws(StoreError) -> Presentation? {
+        if let active = session.activePresentation(id: id) { return active }
+        return try store.dismissedPresentation(id: id, sessionID: session.id)
+    }
+
+    /// The session's logged changes after `version`, oldest first (see ``SessionStore``).
+    public func changes(sessionID: String, after version: Int64, eventLimit: Int) throws(StoreError)
+        -> [SessionChange]
+    {
+        try store.changes(sessionID: sessionID, after: version, eventLimit: eventLimit)
+    }
+
+    /// The logged change that made `version`, if the log still holds it.
+    public func change(sessionID: String, version: Int64) throws(StoreError) -> SessionChange? {
+        try store.change(sessionID: sessionID, version: version)
+    }
+
+    /// How many sessions are stored (expired ones not yet swept included).
+    public func sessionCount() throws(StoreError) -> Int {
+        try store.sessionCount()
+    }
+
+    /// Throws unless the store can be read and written: the last commit must have succeeded
+    /// (a full disk shows here until a write gets through again), and the store must answer.
+    public func checkHealth() throws(StoreError) {
+        if let failure = lastCommitFailure.withLock({ $0 }) { throw failure }
+        try store.checkHealth()
+    }
+
+    // MARK: Writes
+
+    /// Applies the change to its session. `completion` gets the answer `render` made from the
+    /// outcome once it is committed (at once for a refusal, a replay, or a change that changes
+    /// nothing and waits for nothing). `render` runs before the commit: its answer is committed
+    /// with the change when the change carries an idempotency key.
+    public func submit<Answer: ReplayableAnswer>(
+        _ request: ChangeRequest, render: (CommandOutcome) -> Answer,
+        completion: @escaping @Sendable (ChangeResult<Answer>) -> Void
+    ) {
+        let key = request.idempotencyKey
+        if let key, !claim(key) { return completion(.refused(.idempotencyKeyInUse)) }
+        // Every path ends here, once: the only place a claim is released. The key goes before the
+        // answer, so a client that retries the moment it has the answer finds the stored response.
+        let finish: @Sendable (ChangeResult<Answer>) -> Void = { [self] result in
+            if let key { release(key) }
+            completion(result)
+        }
+        do throws(StoreError) {
+            if let key, let stored = try store.idempotentResponse(scope: key.scope, key: key.key) {
+                return finish(
+                    stored.fingerprint == key.fingerprint ? .replayed(stored) : .refused(.idempotencyKeyReused))
+            }
+            while true {
+                let read = try readCommitted(request.sessionID)
+                switch pending.withLock({ admit(request, read: read, pending: &$0, render: render, finish: finish) }) {
+                case .queued: return scheduleCommit()
+                case .answered(let result): return finish(result)
+                case .stale: continue
+                }
+            }
+        } catch {
+            finish(.refused(.storeFailed(error)))
+        }
+    }
+
+    /// Deletes the session; `completion` runs once the deletion is committed.
+    public func delete(
+        sessionID id: String, expecting expected: ExpectedVersion?,
+        completion: @escaping @Sendable (Result<Void, ChangeRefusal>) -> Void
+    ) {
+        do throws(StoreError) {
+            while true {
+                let read = try readCommitted(id)
+                let admission = pending.withLock { pending -> Admission<Void> in
+                    guard let latest = pending.latest(id, read: read, workingSet: workingSet, settled: settledBatches)
+                    else { return .stale }
+                    guard let session = latest.session, latest.isPending || !session.isExpired(at: time.now()) else {
+                        return .answered(.refused(.sessionNotFound(id)))
+                    }
+                    if let expected, !expected.matches(session.version) {
+                        return .answered(.refused(.versionMismatch(current: session.version)))
+                    }
+                    pending.enqueue(
+                        PendingCommit(sessionID: id, writes: [.delete(sessionID: id)], session: nil, change: nil) {
+                            error in
+                            completion(error.map { .failure(.storeFailed($0)) } ?? .success(()))
+                        })
+                    return .queued
+                }
+                switch admission {
+                case .queued: return scheduleCommit()
+                case .answered(.refused(let refusal)): return completion(.failure(refusal))
+                case .answered: preconditionFailure("a deletion is queued or refused")
+                case .stale: continue
+                }
+            }
+        } catch {
+            completion(.failure(.storeFailed(error)))
+        }
+    }
+
+    /// Deletes up to `limit` expired sessions, committed like any change; returns how many.
+    /// Each is checked against its latest state: one touched since the query lives on.
+    @discardableResult
+    public func sweepExpired(limit: Int) throws(StoreError) -> Int {
+        let candidates = try store.expiredSessionIDs(at: time.now(), limit: limit)
+        var swept = 0
+        for id in candidates {
+            let read = try readCommitted(id)
+            // A stale read is skipped: the next sweep finds the session again if it is still expired.
+            let expired = pending.withLock { pending in
+                guard let latest = pending.latest(id, read: read, workingSet: workingSet, settled: settledBatches),
+                    !latest.isPending, let session = latest.session, session.isExpired(at: time.now())
+                else { return false }
+                pending.enqueue(
+                    PendingCommit(
+                        sessionID: id, writes: [.delete(sessionID: id)], session: nil, change: nil, finish: nil))
+                return true
+            }
+            if expired { swept += 1 }
+        }
+        scheduleCommit()
+        return swept
+    }
+
+    /// What became of a change under the commit lock.
+    private enum Admission<Answer: Sendable> {
+        /// Waiting for its commit; the completion runs after it.
+        case queued
+        /// Decided without a commit.
+        case answered(ChangeResult<Answer>)
+        /// The state read before the lock is no longer the committed one: read again.
+        case stale
+    }
+
+    /// Applies the change to the latest state of its session, under the commit lock.
+    private func admit<Answer: ReplayableAnswer>(
+        _ request: ChangeRequest, read: CommittedRead, pending: inout PendingState, render: (CommandOutcome) -> Answer,
+        finish: @escaping @Sendable (ChangeResult<Answer>) -> Void
+    ) -> Admission<Answer> {
+        let id = request.sessionID
+        guard let latest = pending.latest(id, read: read, workingSet: workingSet, settled: settledBatches) else {
+            return .stale
+        }
+        let now = time.now()
+        // A session that expired but was not swept yet counts as gone.
+        let live = latest.isPending || latest.session?.isExpired(at: now) == false ? latest.session : nil
+        if let expected = request.expectedVersion, !expected.matches(live?.version) {
+            return .answered(.refused(.versionMismatch(current: live?.version)))
+        }
+        let unwritten = Session.unwritten(id: id, at: now, ttlSeconds: rules.sessionTTLSeconds)
+        guard let current = live ?? (request.createsSession ? unwritten : nil) else {
+            return .answered(.refused(.sessionNotFound(id)))
+        }
+        let context = CommandContext(now: now, rules: rules, catalog: catalog, makePresentationID: RandomID.make)
+        let outcome: CommandOutcome
+        do {
+            outcome = try current.applying(request.command, in: context)
+        } catch {
+            return .answered(.refused(.rejected(error)))
+        }
+        let answer = render(outcome)
+        var writes: [SessionWrite] = []
+        if let change = outcome.change {
+            let stored = request.idempotencyKey.map { $0.storing(answer, at: now) }
+            // An expired session not swept yet starts afresh: its old log and keys go first.
+            if live == nil && latest.session != nil { writes.append(.delete(sessionID: id)) }
+            writes.append(
+                .save(
+                    SessionUpdate(session: outcome.session, retired: outcome.retired, change: change, response: stored))
+            )
+        } else if !pending.hasPending(id) {
+            return .answered(.answered(answer))
+        }
+        pending.enqueue(
+            PendingCommit(sessionID: id, writes: writes, session: outcome.session, change: outcome.change) { error in
+                finish(error.map { .refused(.storeFailed($0)) } ?? .answered(answer))
+            })
+        return .queued
+    }
+
+    /// The committed state of a session as the store holds it, read outside the commit lock
+    /// unless the working set already has it.
+    private func readCommitted(_ id: String) throws(StoreError) -> CommittedRead {
+        let settled = settledBatches.load(ordering: .acquiring)
+        guard case .miss = workingSet.lookup(id) else { return CommittedRead(settledBatches: settled, session: nil) }
+        return CommittedRead(settledBatches: settled, session: try store.session(id: id), wasRead: true)
+    }
+
+    // MARK: Group commit
+
+    /// Starts the committer unless it is already running; it drains the queue batch by batch.
+    private func scheduleCommit() {
+        let start = pending.withLock { pending in
+            guard !pending.committing, !pending.queue.isEmpty else { return false }
+            pending.committing = true
+            return true
+        }
+        if start { committer.async { self.drain() } }
+    }
+
+    private func drain() {
+        while true {
+            let batch = pending.withLock { pending -> [PendingCommit] in
+                let batch = Array(pending.queue.prefix(Self.maxBatch))
+                pending.queue.removeFirst(batch.count)
+                if batch.isEmpty { pending.committing = false }
+                return batch
+            }
+            guard !batch.isEmpty else { return }
+            let started = time.monotonicSeconds()
+            do {
+                try store.commit(batch.flatMap(\.writes))
+                metrics.recordCommit(seconds: time.monotonicSeconds() - started)
+                lastCommitFailure.withLock { $0 = nil }
+                committed(batch)
+            } catch {
+                lastCommitFailure.withLock { $0 = error }
+                failed(batch, error)
+            }
+        }
+    }
+
+    /// The batch is durable: the working set learns it, then every request gets its answer and
+    /// every watcher its notification.
+    private func committed(_ batch: [PendingCommit]) {
+        pending.withLock { pending in
+            for commit in batch where !commit.writes.isEmpty {
+                workingSet.committed(commit.session, id: commit.sessionID)
+            }
+            for commit in batch {
+                pending.settle(commit.sessionID)
+            }
+            settledBatches.add(1, ordering: .releasing)
+        }
+        for commit in batch {
+            commit.finish?(nil)
+            if let change = commit.change, let session = commit.session {
+                metrics.recordEvents(change.events)
+                notifier.publish(.changed(session, change))
+            } else if commit.session == nil {
+                notifier.publish(.deleted(sessionID: commit.sessionID))
+            }
+        }
+    }
+
+    /// Nothing of the batch was written. Changes queued behind it may build on it, so they fail
+    /// too, and every session goes back to its committed state.
+    private func failed(_ batch: [PendingCommit], _ error: StoreError) {
+        let abandoned = pending.withLock { pending in
+            let rest = pending.queue
+            pending.queue.removeAll()
+            pending.sessions.removeAll()
+            settledBatches.add(1, ordering: .releasing)
+            return batch + rest
+        }
+        for commit in abandoned {
+            commit.finish?(error)
+        }
+    }
+
+    // MARK: Idempotency
+
+    private func claim(_ key: IdempotencyKey) -> Bool {
+        keysInFlight.withLock { $0.insert(key.name).inserted }
+    }
+
+    private func release(_ key: IdempotencyKey) {
+        _ = keysInFlight.withLock { $0.remove(key.name) }
+    }
+}
+
+/// What the service measures about commits; the server's metrics implement it.
+public protocol CommitMetrics: Sendable {
+    func recordCommit(seconds: Double)
+    func recordEvents(_ events: [SessionEvent])
+}
+
+/// A session's committed state as read outside the commit lock, and when it was read.
+struct CommittedRead {
+    /// ``SessionService/settledBatches`` before the read.
+    let settledBatches: UInt64
+    let session: Session?
+    /// False when the working set held the session, so the store was not read.
+    var wasRead = false
+
+    /// Whether no batch settled since the read, so the store still holds what it returned.
+    func isCurrent(_ settled: borrowing Atomic<UInt64>) -> Bool {
+        wasRead && settled.load(ordering: .acquiring) == settledBatches
+    }
+}
+
+/// A change applied to its session and waiting for its commit (or, without writes, a request
+/// that changed nothing but must not answer before the changes queued ahead of it).
+struct PendingCommit: Sendable {
+    let sessionID: String
+    let writes: [SessionWrite]
+    /// The session after the change; nil when it was deleted.
+    let session: Session?
+    let change: SessionChange?
+    /// Called once the commit is over: with nil when it is durable, with the error when it failed.
+    let finish: (@Sendable (StoreError?) -> Void)?
+}
+
+/// The changes applied but not committed yet: the latest state of each session they touch, and
+/// the queue the committer drains.
+struct PendingState {
+    struct PendingSession {
+        /// Nil: a deletion is pending.
+        var session: Session?
+        var count: Int
+    }
+
+    var sessions: [String: PendingSession] = [:]
+    var queue: [PendingCommit] = []
+    var committing = false
+
+    func hasPending(_ id: String) -> Bool {
+        sessions[id] != nil
+    }
+
+    /// The session as the next change must see it: pending, else committed (an expired one
+    /// included, for the caller to judge); nil when `read` is no longer current.
+    func latest(_ id: String, read: CommittedRead, workingSet: WorkingSet, settled: borrowing Atomic<UInt64>)
+        -> (session: Session?, isPending: Bool)?
+    {
+        if let pending = sessions[id] { return (pending.session, true) }
+        switch workingSet.lookup(id) {
+        case .session(let session, _): return (session, false)
+        case .deleted: return (nil, false)
+        case .miss:
+            guard read.isCurrent(settled) else { return nil }
+            if let session = read.session { workingSet.loaded(session) }
+            return (read.session, false)
+        }
+    }
+
+    mutating func enqueue(_ commit: PendingCommit) {
+        if !commit.writes.isEmpty || sessions[commit.sessionID] != nil {
+            let count = (sessions[commit.sessionID]?.count ?? 0) + 1
+            let session = commit.writes.isEmpty ? sessions[commit.sessionID]?.session : commit.session
+            sessions[commit.sessionID] = PendingSession(session: session, count: count)
+        }
+        queue.append(commit)
+    }
+
+    /// One of the session's pending commits is done; the last one hands it back to the working set.
+    mutating func settle(_ id: String) {
+        guard var entry = sessions[id] else { return }
+        entry.count -= 1
+        sessions[id] = entry.count > 0 ? entry : nil
+    }
+}

@@ -1,0 +1,193 @@
+import Dispatch
+import Locking
+import ModalStackCore
+import ModalStackSQLite
+import ModalStackService
+import ModalStackStore
+import ModalStackTestSupport
+
+/// A service over a real SQLite file, with time moved by hand and a gate in front of the
+/// store's commits, so a test can hold the committer and see what queues behind it.
+final class ServiceHarness: Sendable {
+    let directory: TemporaryDirectory
+    let time = ManualTime()
+    let store: GatedStore
+    let service: SessionService
+    let metrics = CountedCommits()
+
+    init(workingSetCapacity: Int = 100) throws {
+        directory = try TemporaryDirectory()
+        store = GatedStore(try SQLiteSessionStore(path: directory.appending("sessions.sqlite"), time: time))
+        service = SessionService(
+            store: store, rules: SessionRules(), catalog: nil, metrics: metrics,
+            workingSetCapacity: workingSetCapacity, time: time)
+    }
+
+    deinit {
+        store.close()
+    }
+
+    /// Submits a change; the returned box gets its result.
+    func submit(
+        _ command: Command, on sessionID: String, createsSession: Bool = true, expecting: ExpectedVersion? = nil,
+        key: IdempotencyKey? = nil
+    ) -> Eventually<ChangeResult<TestAnswer>> {
+        let result = Eventually<ChangeResult<TestAnswer>>()
+        let request = ChangeRequest(
+            sessionID: sessionID, command: command, createsSession: createsSession, expectedVersion: expecting,
+            idempotencyKey: key)
+        service.submit(request, render: TestAnswer.init) { result.set($0) }
+        return result
+    }
+
+    /// Submits a change and waits for its result.
+    func change(
+        _ command: Command, on sessionID: String, createsSession: Bool = true, expecting: ExpectedVersion? = nil,
+        key: IdempotencyKey? = nil
+    ) -> ChangeResult<TestAnswer>? {
+        submit(command, on: sessionID, createsSession: createsSession, expecting: expecting, key: key).wait()
+    }
+}
+
+/// What the tests render from an outcome: the session's version and JSON.
+struct TestAnswer: ReplayableAnswer {
+    let version: Int64
+    let body: [UInt8]
+
+    init(_ outcome: CommandOutcome) {
+        version = outcome.session.version
+        body = outcome.session.serialized()
+    }
+
+    var recorded: (status: Int, headers: [String: String], body: [UInt8]) {
+        (200, ["Version": String(version)], body)
+    }
+}
+
+extension ChangeResult {
+    var answer: Answer? {
+        if case .answered(let answer) = self { return answer }
+        return nil
+    }
+
+    var replayed: StoredResponse? {
+        if case .replayed(let stored) = self { return stored }
+        return nil
+    }
+
+    var refusal: ChangeRefusal? {
+        if case .refused(let refusal) = self { return refusal }
+        return nil
+    }
+}
+
+/// A value set once, from another thread, and waited for.
+final class Eventually<Value: Sendable>: Sendable {
+    private let value = LockedValue<Value?>(nil)
+    private let done = DispatchSemaphore(value: 0)
+
+    func set(_ newValue: Value) {
+        value.withLock { $0 = newValue }
+        done.signal()
+    }
+
+    /// The value, once set; nil if it is not set within ten seconds.
+    func wait() -> Value? {
+        guard done.wait(timeout: .now() + .seconds(10)) == .success else { return nil }
+        done.signal()
+        return value.withLock { $0 }
+    }
+
+    var isSet: Bool { value.withLock { $0 != nil } }
+}
+
+/// The SQLite store, with every commit counted and, while the gate is closed, the next commit
+/// held until the test opens it.
+final class GatedStore: SessionStore {
+    private let base: SQLiteSessionStore
+    private let state = LockedValue((closed: false, commitSizes: [Int]()))
+    private let entered = DispatchSemaphore(value: 0)
+    private let opened = DispatchSemaphore(value: 0)
+
+    init(_ base: SQLiteSessionStore) {
+        self.base = base
+    }
+
+    /// The next commit waits for ``open()``.
+    func closeGate() {
+        state.withLock { $0.closed = true }
+    }
+
+    /// Waits until a commit is held at the closed gate.
+    func waitForHeldCommit() -> Bool {
+        entered.wait(timeout: .now() + .seconds(10)) == .success
+    }
+
+    func open() {
+        state.withLock { $0.closed = false }
+        opened.signal()
+    }
+
+    /// How many writes each commit so far carried.
+    var commitSizes: [Int] { state.withLock { $0.commitSizes } }
+
+    func commit(_ writes: [SessionWrite]) throws(StoreError) {
+        let held = state.withLock { state in
+            state.commitSizes.append(writes.count)
+            return state.closed
+        }
+        if held {
+            entered.signal()
+            opened.wait()
+        }
+        try base.commit(writes)
+    }
+
+    func session(id: String) throws(StoreError) -> Session? { try base.session(id: id) }
+
+    func dismissedPresentation(id: String, sessionID: String) throws(StoreError) -> Presentation? {
+        try base.dismissedPresentation(id: id, sessionID: sessionID)
+    }
+
+    func changes(sessionID: String, after version: Int64, eventLimit: Int) throws(StoreError) -> [SessionChange] {
+        try base.changes(sessionID: sessionID, after: version, eventLimit: eventLimit)
+    }
+
+    func change(sessionID: String, version: Int64) throws(StoreError) -> SessionChange? {
+        try base.change(sessionID: sessionID, version: version)
+    }
+
+    func sessionCount() throws(StoreError) -> Int { try base.sessionCount() }
+
+    func expiredSessionIDs(at now: Timestamp, limit: Int) throws(StoreError) -> [String] {
+        try base.expiredSessionIDs(at: now, limit: limit)
+    }
+
+    func idempotentResponse(scope: String, key: String) throws(StoreError) -> StoredResponse? {
+        try base.idempotentResponse(scope: scope, key: key)
+    }
+
+    func checkHealth() throws(StoreError) { try base.checkHealth() }
+
+    func close() { base.close() }
+}
+
+/// Counts what the service reports about its commits.
+final class CountedCommits: CommitMetrics {
+    private let state = LockedValue((commits: 0, events: 0))
+
+    func recordCommit(seconds: Double) {
+        state.withLock { $0.commits += 1 }
+    }
+
+    func recordEvents(_ events: [SessionEvent]) {
+        state.withLock { $0.events += events.count }
+    }
+
+    var commits: Int { state.withLock { $0.commits } }
+}
+
+/// A stack of one presentation; it changes the session unless the stack already is just that.
+func replaceStack(_ destination: String) -> Command {
+    .replaceStack(ReplaceStackRequest(stack: [PresentRequest(destination: destination)]))
+}

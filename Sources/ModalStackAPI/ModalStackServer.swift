@@ -12,7 +12,6 @@ import Timekeeping
 public final class ModalStackServer: Sendable {
     public let configuration: ServerConfiguration
     private let http: HTTPServer
-    private let store: any SessionStore
     private let service: SessionService
     private let readiness: Readiness
     private let sweeper: ExpirySweeper
@@ -70,7 +69,6 @@ public final class ModalStackServer: Sendable {
         let responder = Authentication(
             next: router, keys: apiKeys, protectsOperations: configuration.authenticateOperations)
         self.http = HTTPServer(configuration: httpConfiguration, responder: responder, rejections: Self.render)
-        self.store = store
         self.service = service
         self.readiness = readiness
         self.sweeper = ExpirySweeper(
@@ -100,7 +98,7 @@ public final class ModalStackServer: Sendable {
         sweeper.stop()
         service.notifier.publish(.shutdown)
         http.stop()
-        store.close()
+        service.close()
     }
 
     private static func render(_ rejection: HTTPRejection) -> HTTPResponse {

@@ -111,6 +111,11 @@ public final class SessionService: Sendable {
         try store.checkHealth()
     }
 
+    /// Closes the store, once the commit running now (if any) is over; changes after this fail.
+    public func close() {
+        store.close()
+    }
+
     // MARK: Writes
 
     /// Applies the change to its session. `completion` gets the answer `render` made from the

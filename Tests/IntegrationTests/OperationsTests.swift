@@ -60,8 +60,15 @@ struct OperationsTests {
         try client.call("POST", "/v1/sessions/\(id)/presentations", json: ["destination": "a"])
         try client.call("POST", "/v1/sessions/\(id)/presentations", json: ["destination": "b"])
         try client.call("POST", "/v1/sessions/\(id)/dismiss", json: [:])
-        Thread.sleep(forTimeInterval: 0.2)
-        let after = try client.send(method: "GET", path: "/metrics")
+        // A request is counted once it is done, an event once its commit is: either may come just after the answer.
+        var after = try client.send(method: "GET", path: "/metrics")
+        let counted = try waitUntil(pollingEvery: .milliseconds(20)) {
+            after = try client.send(method: "GET", path: "/metrics")
+            return (metric(after.text, series) ?? 0) - (metric(before, series) ?? 0) >= 2
+                && (metric(after.text, #"modalstack_presentation_events_total{event="presented"}"#) ?? 0) >= 2
+                && (metric(after.text, #"modalstack_presentation_events_total{event="dismissed"}"#) ?? 0) >= 1
+        }
+        #expect(counted, "the three requests were not all counted within 5 s")
         #expect(after.headers["Content-Type"]?.hasPrefix("text/plain; version=0.0.4") == true)
         #expect((metric(after.text, series) ?? 0) - (metric(before, series) ?? 0) == 2)
         #expect(metric(after.text, #"modalstack_presentation_events_total{event="presented"}"#) == 2)

@@ -109,8 +109,14 @@ struct OperationsTests {
         #expect(given.headers["X-Request-Id"] == "req-given-1")
         let made = try client.call("PUT", "/v1/sessions/\(uniqueSessionID())")
         let madeID = try #require(made.headers["X-Request-Id"])
-        Thread.sleep(forTimeInterval: 0.3)
-        let lines = server.outputLines().compactMap { try? JSONParser.parse($0) }
+        // A request's line is written once it is done, which may be just after its answer went out.
+        var lines: [JSONValue] = []
+        let logged = waitUntil(pollingEvery: .milliseconds(10)) {
+            lines = server.outputLines().compactMap { try? JSONParser.parse($0) }
+            return lines.contains { $0["requestId"] == "req-given-1" }
+                && lines.contains { $0["requestId"] == .string(madeID) }
+        }
+        #expect(logged, "the two requests' log lines were not written within 5 s")
         let first = try #require(lines.first { $0["requestId"] == "req-given-1" })
         #expect(first["method"] == "GET")
         #expect(first["route"] == "/v1/sessions/{sessionId}")

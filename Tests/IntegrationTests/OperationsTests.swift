@@ -186,7 +186,16 @@ struct OperationsTests {
             }
             writerDone.signal()
         }
-        Thread.sleep(forTimeInterval: 0.5)
+        // SIGTERM once the long poll is held and the writer is under way, so that it lands amid the writes.
+        let observer = server.client()
+        func longPollsHeld() throws -> Double? {
+            metric(try observer.send(method: "GET", path: "/metrics").text, "modalstack_long_polls_waiting")
+        }
+        let underway = try waitUntil(timeout: .seconds(10), pollingEvery: .milliseconds(20)) {
+            try acknowledged.withLock { $0.count } >= 20 && longPollsHeld() == 1
+        }
+        observer.close()
+        #expect(underway, "within 10 s, the long poll was not held or the writer had not 20 writes acknowledged")
         #expect(server.stop(signal: SIGTERM) == 0)
         stopWriting.withLock { $0 = true }
         #expect(writerDone.wait(timeout: .now() + 10) == .success)

@@ -2,10 +2,12 @@ import Foundation
 import Glibc
 import ModalStackCore
 import ModalStackTestSupport
+import Synchronization
 import Testing
 
 /// kill -9 under load: concurrent writers record each change only once its 2xx arrived; the server
-/// is killed at a random moment, restarted on the same database, and every session is read back.
+/// is killed once a random number of changes were acknowledged, while the writers go on, restarted
+/// on the same database, and every session is read back.
 /// Every acknowledged change must be there; the only other changes allowed are the requests that
 /// were in flight at the kill (at most one per writer, since each writer waits for its answer).
 ///
@@ -18,8 +20,9 @@ struct CrashTests {
     static let trials = Soak.isOn ? 200 : 20
     static let writers = 4
     static let sessionsPerWriter = 8
-    /// The load before the kill, in seconds: drawn from this range for each trial.
-    static let loadSeconds = Soak.isOn ? 0.2...1.0 : 0.2...0.5
+    /// The load before the kill, in changes acknowledged (by all writers together): drawn from this
+    /// range for each trial.
+    static let loadWrites = Soak.isOn ? 50...2000 : 50...800
     /// Kept below the default depth (8), so that a present never queues and its effect is known.
     static let maxStackDepth = 6
 
@@ -31,7 +34,7 @@ struct CrashTests {
         var totals = TrialReport()
         for trial in 0..<Self.trials {
             let report = try runTrial(
-                durability: durability, seed: random.next(), load: Double.random(in: Self.loadSeconds, using: &random))
+                durability: durability, seed: random.next(), load: Int.random(in: Self.loadWrites, using: &random))
             for fault in report.faults {
                 Issue.record("trial \(trial) (durability \(durability), seed \(seed)): \(fault)")
             }
@@ -50,27 +53,36 @@ struct CrashTests {
 
     // MARK: One trial
 
-    private func runTrial(durability: String, seed: UInt64, load: Double) throws -> TrialReport {
+    private func runTrial(durability: String, seed: UInt64, load: Int) throws -> TrialReport {
         let server = try ServerProcess(arguments: ["--durability", durability])
         let host = server.host
         let port = server.port
         let killed = StopFlag()
         let stopped = StopFlag()
+        let progress = LoadProgress()
         let group = ThreadGroup(count: Self.writers) { index in
             var writer = CrashWriter(
                 index: index, host: host, port: port, seed: seed &+ UInt64(index),
                 sessions: (0..<Self.sessionsPerWriter).map { "w\(index)-s\($0)" }, maxDepth: Self.maxStackDepth)
-            writer.run(killed: killed, stopped: stopped)
+            writer.run(killed: killed, stopped: stopped, progress: progress)
+            progress.writerEnded()
             return writer.log
         }
-        usleep(UInt32(load * 1_000_000))
+        // A writer that ends before the kill has logged why; with none left there is no load to wait for.
+        let loaded = waitUntil(timeout: .seconds(60)) {
+            progress.acknowledged >= load || progress.endedWriters == Self.writers
+        }
+        var startFaults: [String] = []
+        if !loaded || progress.acknowledged < load {
+            startFaults.append("the load had \(progress.acknowledged) of \(load) changes acknowledged before the kill")
+        }
         // The writers go on until their next request fails: the kill lands in the middle of the load.
         killed.set()
         server.stop(signal: SIGKILL)
         stopped.set()
         let logs = group.join()
 
-        var report = TrialReport()
+        var report = TrialReport(faults: startFaults)
         for log in logs {
             report.faults += log.faults
         }
@@ -204,6 +216,20 @@ private struct TrialReport {
     }
 }
 
+/// How far the writers are, read by the trial while they run.
+private final class LoadProgress: Sendable {
+    private let acks = Atomic<Int>(0)
+    private let ended = Atomic<Int>(0)
+
+    /// Changes acknowledged so far, by all writers.
+    var acknowledged: Int { acks.load(ordering: .acquiring) }
+    /// Writers whose `run` has returned.
+    var endedWriters: Int { ended.load(ordering: .acquiring) }
+
+    func acknowledge() { acks.add(1, ordering: .releasing) }
+    func writerEnded() { ended.add(1, ordering: .releasing) }
+}
+
 /// One writer thread: its own connection, its own sessions, one request at a time.
 private struct CrashWriter {
     enum Operation: Sendable, CustomStringConvertible {
@@ -298,8 +324,9 @@ private struct CrashWriter {
         self.maxDepth = maxDepth
     }
 
-    /// Writes until a request fails (the server was killed) or `stopped` is set.
-    mutating func run(killed: StopFlag, stopped: StopFlag) {
+    /// Writes until a request fails (the server was killed) or `stopped` is set; counts each
+    /// acknowledged change in `progress`.
+    mutating func run(killed: StopFlag, stopped: StopFlag, progress: LoadProgress) {
         defer { client.close() }
         while !stopped.isSet {
             let session = sessions.randomElement(using: &random)!
@@ -336,6 +363,7 @@ private struct CrashWriter {
             log.acks.append(
                 Ack(session: session, version: version, stack: ids, operation: operation, presentationIDs: affected))
             stacks[session] = ids
+            progress.acknowledge()
         }
     }
 

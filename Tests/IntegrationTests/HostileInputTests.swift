@@ -113,7 +113,7 @@ struct HostileInputTests {
                     .status == (index < 8 ? 201 : 202))
             keptAlive.write("GET /livez HTTP/1.1\r\nHost: kept\r\n\r\n")
             if keptAlive.readResponse(seconds: 2).response?.status == 200 { keptAliveAnswers += 1 }
-            usleep(500_000)
+            usleep(500_000)  // the input, not a wait for a state: idle 0.5 s, under the 2 s timeout
         }
         #expect(keptAliveAnswers == 10, "a keep-alive connection sending a request every 0.5 s was cut off")
         let outcomes = slow.join()

@@ -60,8 +60,15 @@ struct OperationsTests {
         try client.call("POST", "/v1/sessions/\(id)/presentations", json: ["destination": "a"])
         try client.call("POST", "/v1/sessions/\(id)/presentations", json: ["destination": "b"])
         try client.call("POST", "/v1/sessions/\(id)/dismiss", json: [:])
-        Thread.sleep(forTimeInterval: 0.2)
-        let after = try client.send(method: "GET", path: "/metrics")
+        // A request is counted once it is done, an event once its commit is: either may come just after the answer.
+        var after = try client.send(method: "GET", path: "/metrics")
+        let counted = try waitUntil(pollingEvery: .milliseconds(20)) {
+            after = try client.send(method: "GET", path: "/metrics")
+            return (metric(after.text, series) ?? 0) - (metric(before, series) ?? 0) >= 2
+                && (metric(after.text, #"modalstack_presentation_events_total{event="presented"}"#) ?? 0) >= 2
+                && (metric(after.text, #"modalstack_presentation_events_total{event="dismissed"}"#) ?? 0) >= 1
+        }
+        #expect(counted, "the three requests were not all counted within 5 s")
         #expect(after.headers["Content-Type"]?.hasPrefix("text/plain; version=0.0.4") == true)
         #expect((metric(after.text, series) ?? 0) - (metric(before, series) ?? 0) == 2)
         #expect(metric(after.text, #"modalstack_presentation_events_total{event="presented"}"#) == 2)
@@ -102,8 +109,14 @@ struct OperationsTests {
         #expect(given.headers["X-Request-Id"] == "req-given-1")
         let made = try client.call("PUT", "/v1/sessions/\(uniqueSessionID())")
         let madeID = try #require(made.headers["X-Request-Id"])
-        Thread.sleep(forTimeInterval: 0.3)
-        let lines = server.outputLines().compactMap { try? JSONParser.parse($0) }
+        // A request's line is written once it is done, which may be just after its answer went out.
+        var lines: [JSONValue] = []
+        let logged = waitUntil(pollingEvery: .milliseconds(10)) {
+            lines = server.outputLines().compactMap { try? JSONParser.parse($0) }
+            return lines.contains { $0["requestId"] == "req-given-1" }
+                && lines.contains { $0["requestId"] == .string(madeID) }
+        }
+        #expect(logged, "the two requests' log lines were not written within 5 s")
         let first = try #require(lines.first { $0["requestId"] == "req-given-1" })
         #expect(first["method"] == "GET")
         #expect(first["route"] == "/v1/sessions/{sessionId}")
@@ -121,9 +134,14 @@ struct OperationsTests {
         let client = server.client()
         let short = uniqueSessionID()
         let long = uniqueSessionID()
-        try client.call("POST", "/v1/sessions/\(short)/presentations", json: ["destination": "a"])
+        // The long one first: once the short one has expired, its 1 s is over for the long one too.
         #expect(try client.call("PUT", "/v1/sessions/\(long)", json: ["ttl": 3600]).json["ttl"] == 3600)
-        Thread.sleep(forTimeInterval: 1.3)
+        try client.call("POST", "/v1/sessions/\(short)/presentations", json: ["destination": "a"])
+        // A read does not keep a session alive, so asking is no change to what is tested.
+        let expired = try waitUntil(pollingEvery: .milliseconds(50)) {
+            try client.call("GET", "/v1/sessions/\(short)").status == 404
+        }
+        #expect(expired, "a session with a 1 s TTL still read as found after 5 s")
         #expect(try client.call("GET", "/v1/sessions/\(short)").status == 404)
         #expect(try client.call("GET", "/v1/sessions/\(long)").status == 200)
         let swept = try waitUntil(timeout: .seconds(10), pollingEvery: .milliseconds(250)) {
@@ -168,7 +186,16 @@ struct OperationsTests {
             }
             writerDone.signal()
         }
-        Thread.sleep(forTimeInterval: 0.5)
+        // SIGTERM once the long poll is held and the writer is under way, so that it lands amid the writes.
+        let observer = server.client()
+        func longPollsHeld() throws -> Double? {
+            metric(try observer.send(method: "GET", path: "/metrics").text, "modalstack_long_polls_waiting")
+        }
+        let underway = try waitUntil(timeout: .seconds(10), pollingEvery: .milliseconds(20)) {
+            try acknowledged.withLock { $0.count } >= 20 && longPollsHeld() == 1
+        }
+        observer.close()
+        #expect(underway, "within 10 s, the long poll was not held or the writer had not 20 writes acknowledged")
         #expect(server.stop(signal: SIGTERM) == 0)
         stopWriting.withLock { $0 = true }
         #expect(writerDone.wait(timeout: .now() + 10) == .success)

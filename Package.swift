@@ -27,7 +27,7 @@ var package = Package(
         .target(name: "Timekeeping"),
         .target(name: "ModalStackCore"),
         .target(name: "ModalStackStore", dependencies: ["ModalStackCore", "CSQLite", "Locking", "Timekeeping"]),
-        .target(name: "ModalStackHTTP", dependencies: ["CMicroHTTPD", "Locking"]),
+        .target(name: "ModalStackHTTP", dependencies: ["CMicroHTTPD", "Locking", "Timekeeping"]),
         .target(
             name: "ModalStackAPI",
             dependencies: ["ModalStackCore", "ModalStackStore", "ModalStackHTTP", "Locking"],

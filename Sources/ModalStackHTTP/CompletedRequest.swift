@@ -19,7 +19,7 @@ public struct CompletedRequest: Sendable, Equatable {
     /// The peer's IP address, when known.
     public var remoteAddress: String?
     /// Seconds from the first handler call (the request head was in) until libmicrohttpd finished
-    /// with the response.
+    /// with the response, on the monotonic clock of ``HTTPServer/Configuration/time``.
     public var duration: Double
     /// Whether the response went out completely (libmicrohttpd's `MHD_REQUEST_TERMINATED_COMPLETED_OK`);
     /// `false` when the client went away or the connection failed, timed out, or was cut by the

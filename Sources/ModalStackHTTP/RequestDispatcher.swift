@@ -2,6 +2,7 @@ import CMicroHTTPD
 import Glibc
 import Locking
 import Synchronization
+import Timekeeping
 
 /// What the daemon's callbacks work on: turns libmicrohttpd's handler calls into one `respond` per
 /// request and queues the answers. Its address is the callbacks' `cls`.
@@ -40,7 +41,8 @@ final class RequestDispatcher: Sendable {
         rejections: @escaping @Sendable (HTTPRejection) -> HTTPResponse
     ) {
         self.configuration = configuration
-        self.requestDeadlines = RequestDeadlines(timeoutSeconds: configuration.connectionTimeoutSeconds)
+        self.requestDeadlines = RequestDeadlines(
+            timeoutSeconds: configuration.connectionTimeoutSeconds, time: configuration.time)
         self.responder = responder
         self.rejections = rejections
     }
@@ -55,7 +57,7 @@ final class RequestDispatcher: Sendable {
         method: UnsafePointer<CChar>,
         contextSlot: UnsafeMutablePointer<UnsafeMutableRawPointer?>
     ) -> MHD_Result {
-        let startedAt = ContinuousClock.now
+        let startedAt = configuration.time.monotonicNanoseconds()
         let headers = HTTPHeaders(Self.values(of: connection, kind: .HEADER_KIND))
         let path = String(cString: url)
         // Query arguments arrive raw (see modalstack_mhd_keep_escaped) except '+', already a space.
@@ -169,7 +171,7 @@ final class RequestDispatcher: Sendable {
             case .bytes(let count): Self.carriesBody(method: request.method, status: queued.status) ? count : 0
             case .stream(let stream): stream.deliveredCount
             }
-        let elapsed = (ContinuousClock.now - context.startedAt).components
+        let elapsed = configuration.time.monotonicNanoseconds() - context.startedAt
         onRequestCompleted(
             CompletedRequest(
                 method: request.method,
@@ -179,7 +181,7 @@ final class RequestDispatcher: Sendable {
                 responseBodyBytes: bodyBytes,
                 requestID: request.requestID,
                 remoteAddress: request.remoteAddress,
-                duration: Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18,
+                duration: Double(elapsed) / 1e9,
                 endedNormally: endedNormally))
     }
 

@@ -135,7 +135,7 @@ public final class HTTPServer: Sendable {
 
     /// The configuration the server was created with.
     public let configuration: Configuration
-    private let dispatcher: RequestDispatcher
+    let dispatcher: RequestDispatcher
     private let lifecycle = LockedValue(Lifecycle.idle)
 
     /// Creates a stopped server.

@@ -9,7 +9,12 @@ import Testing
 @Suite struct HTTPServerCompletionHookTests {
     private static let eventHeaders: HTTPHeaders = ["Content-Type": "text/event-stream"]
 
-    private func router(streams: StreamBox = StreamBox(), held: ReplyBox = ReplyBox()) -> Router {
+    /// `/slow/{ms}` answers from another thread once `time` has moved on by `ms`.
+    private func router(
+        streams: StreamBox = StreamBox(),
+        held: ReplyBox = ReplyBox(),
+        time: ManualTime = ManualTime()
+    ) -> Router {
         var router = makeRouter()
         router.add("GET", "/v1/sessions/{sessionId}") { request in
             HTTPResponse(status: 200, body: bytes("session \(request.pathParameters["sessionId"] ?? "")"))
@@ -17,7 +22,8 @@ import Testing
         router.add("POST", "/echo") { request in HTTPResponse(status: 201, body: request.body) }
         router.addDeferred("GET", "/slow/{ms}") { request, reply in
             let delay = Int(request.pathParameters["ms"] ?? "") ?? 0
-            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(delay)) {
+            DispatchQueue.global().async {
+                time.advance(by: .milliseconds(delay))
                 reply.send(HTTPResponse(status: 202, body: bytes("waited")))
             }
         }
@@ -99,7 +105,10 @@ import Testing
 
     @Test func aDeferredRequestCountsItsWaitInTheDuration() throws {
         let log = CompletionLog()
-        try withServer(router(), configuration: testConfiguration(reportingTo: log)) { server throws in
+        let time = ManualTime()
+        var configuration = testConfiguration(reportingTo: log)
+        configuration.time = time
+        try withServer(router(time: time), configuration: configuration) { server throws in
             #expect(try HTTPClient(port: server.boundPort).send(path: "/slow/120").status == 202)
             #expect(log.wait(for: 1))
             let record = try #require(log.all.first)

@@ -65,14 +65,14 @@ final class RequestDispatcher: Sendable {
         let query = rawQuery.map {
             (name: PercentEncoding.decodeLeniently($0.name[...]), value: PercentEncoding.decodeLeniently($0.value[...]))
         }
-        let request = HTTPRequest(
+        var request = HTTPRequest(
             method: String(cString: method),
             path: path,
             query: query,
             headers: headers,
-            remoteAddress: modalstack_mhd_client_address(connection).flatMap(ListenSocket.text(of:)),
             requestID: configuration.requestIDHeader.map { RequestID.resolve(incoming: headers[$0]) }
         )
+        request.peerAddress = modalstack_mhd_client_address(connection).flatMap(RemoteAddress.init)
         let handle = ConnectionHandle(pointer: connection, socket: modalstack_mhd_connection_socket(connection))
         let deadline = modalstack_mhd_socket_context(connection).map {
             Unmanaged<RequestDeadlines.Entry>.fromOpaque($0).takeUnretainedValue()
@@ -172,17 +172,18 @@ final class RequestDispatcher: Sendable {
             case .stream(let stream): stream.deliveredCount
             }
         let elapsed = configuration.time.monotonicNanoseconds() - context.startedAt
-        onRequestCompleted(
-            CompletedRequest(
-                method: request.method,
-                path: request.path,
-                routeTemplate: context.reply?.routeTemplate,
-                status: queued.status,
-                responseBodyBytes: bodyBytes,
-                requestID: request.requestID,
-                remoteAddress: request.remoteAddress,
-                duration: Double(elapsed) / 1e9,
-                endedNormally: endedNormally))
+        var completed = CompletedRequest(
+            method: request.method,
+            path: request.path,
+            routeTemplate: context.reply?.routeTemplate,
+            status: queued.status,
+            responseBodyBytes: bodyBytes,
+            requestID: request.requestID,
+            remoteAddress: nil,
+            duration: Double(elapsed) / 1e9,
+            endedNormally: endedNormally)
+        completed.peerAddress = request.peerAddress
+        onRequestCompleted(completed)
     }
 
     /// Whether a response with `status` to `method` has a body on the wire (libmicrohttpd drops it

@@ -239,6 +239,8 @@ final class RequestDispatcher: Sendable {
         for stream in streams {
             stream.close()
         }
+        // Polled: the completion callbacks that empty the lists signal nothing to wait on, and this
+        // runs once per server. On the system clock: a clock moved by hand would never end the wait.
         let clock = ContinuousClock()
         let deadline = clock.now.advanced(by: gracePeriod)
         while suspensions.withLock({ !$0.replies.isEmpty || !$0.streams.isEmpty }) && clock.now < deadline {

@@ -36,7 +36,7 @@ var package = Package(
             name: "ModalStackService",
             dependencies: ["ModalStackCore", "ModalStackStore", "Locking", "Timekeeping"]
         ),
-        .target(name: "ModalStackHTTP", dependencies: ["CMicroHTTPD", "Locking"]),
+        .target(name: "ModalStackHTTP", dependencies: ["CMicroHTTPD", "Locking", "Timekeeping"]),
         .target(
             name: "ModalStackAPI",
             dependencies: [

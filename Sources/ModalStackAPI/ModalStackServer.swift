@@ -54,6 +54,7 @@ public final class ModalStackServer: Sendable {
         httpConfiguration.connectionLimit = configuration.connectionLimit
         httpConfiguration.connectionTimeoutSeconds = configuration.connectionTimeoutSeconds
         httpConfiguration.maxBodyBytes = configuration.maxBodyBytes
+        httpConfiguration.time = time
         httpConfiguration.onRequestCompleted = { completed in
             metrics.recordRequest(
                 method: completed.method, route: completed.routeTemplate, status: completed.status,

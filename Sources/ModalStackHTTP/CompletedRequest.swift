@@ -17,9 +17,14 @@ public struct CompletedRequest: Sendable, Equatable {
     /// ``HTTPRequest/requestID``; `nil` when ``HTTPServer/Configuration/requestIDHeader`` is `nil`.
     public var requestID: String?
     /// The peer's IP address, when known.
-    public var remoteAddress: String?
+    public var remoteAddress: String? {
+        get { peerAddress?.text }
+        set { peerAddress = newValue.map(RemoteAddress.init(text:)) }
+    }
+    /// Where ``remoteAddress`` comes from (``HTTPRequest/peerAddress``).
+    var peerAddress: RemoteAddress?
     /// Seconds from the first handler call (the request head was in) until libmicrohttpd finished
-    /// with the response.
+    /// with the response, on the monotonic clock of ``HTTPServer/Configuration/time``.
     public var duration: Double
     /// Whether the response went out completely (libmicrohttpd's `MHD_REQUEST_TERMINATED_COMPLETED_OK`);
     /// `false` when the client went away or the connection failed, timed out, or was cut by the
@@ -45,7 +50,7 @@ public struct CompletedRequest: Sendable, Equatable {
         self.status = status
         self.responseBodyBytes = responseBodyBytes
         self.requestID = requestID
-        self.remoteAddress = remoteAddress
+        self.peerAddress = remoteAddress.map(RemoteAddress.init(text:))
         self.duration = duration
         self.endedNormally = endedNormally
     }

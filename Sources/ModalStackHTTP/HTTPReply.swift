@@ -108,6 +108,11 @@ public final class HTTPReply: Sendable {
         state.withLock { $0.machine.isAnswered }
     }
 
+    /// Whether the connection is suspended, waiting for the answer.
+    var isSuspended: Bool {
+        state.withLock { $0.machine.state == .suspended }
+    }
+
     /// The pattern of the route that took the request, set by ``Router`` before it calls the handler.
     ///
     /// The reply is the one per-request object the responder shares with the server (the request is

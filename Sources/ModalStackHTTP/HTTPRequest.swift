@@ -15,7 +15,12 @@ public struct HTTPRequest: Sendable {
     /// The pattern of the matched route, e.g. `"/v1/sessions/{sessionId}"`; filled by ``Router``.
     public var routeTemplate: String?
     /// The peer's IP address (`"127.0.0.1"`, `"::1"`), when known.
-    public var remoteAddress: String?
+    public var remoteAddress: String? {
+        get { peerAddress?.text }
+        set { peerAddress = newValue.map(RemoteAddress.init(text:)) }
+    }
+    /// Where ``remoteAddress`` comes from: for requests the server built, the socket address.
+    var peerAddress: RemoteAddress?
     /// The id the server sends back in ``HTTPServer/Configuration/requestIDHeader``: the client's own
     /// (when it is 1–128 visible ASCII characters) or a generated one; `nil` when that header is
     /// turned off (or for requests not built by the server).
@@ -38,7 +43,7 @@ public struct HTTPRequest: Sendable {
         self.body = body
         self.pathParameters = PathParameters()
         self.routeTemplate = nil
-        self.remoteAddress = remoteAddress
+        self.peerAddress = remoteAddress.map(RemoteAddress.init(text:))
         self.requestID = requestID
     }
 

@@ -1,6 +1,7 @@
 import CMicroHTTPD
 import Glibc
 import Locking
+import Timekeeping
 
 /// An HTTP/1.1 server over libmicrohttpd that hands complete requests to an ``HTTPResponder``.
 ///
@@ -75,6 +76,10 @@ public final class HTTPServer: Sendable {
         /// it closes the stream and drops the connection (a client that does not read cannot make the
         /// server buffer without bound). Per stream, on top of libmicrohttpd's and the kernel's buffers.
         public var maxStreamBufferBytes: Int
+        /// Where the server reads the time: the request deadlines (see ``connectionTimeoutSeconds``)
+        /// and ``CompletedRequest/duration`` use its monotonic clock. libmicrohttpd's own idle
+        /// timeout and ``stopGracePeriod`` run on the system's clock whatever this is.
+        public var time: any TimeSource = SystemTime()
 
         /// Creates a configuration; every parameter has a production default.
         public init(
@@ -130,7 +135,7 @@ public final class HTTPServer: Sendable {
 
     /// The configuration the server was created with.
     public let configuration: Configuration
-    private let dispatcher: RequestDispatcher
+    let dispatcher: RequestDispatcher
     private let lifecycle = LockedValue(Lifecycle.idle)
 
     /// Creates a stopped server.

@@ -112,40 +112,24 @@ enum ListenSocket {
 
     /// The numeric text of an IPv4 or IPv6 socket address, or `nil`.
     static func text(of address: UnsafePointer<sockaddr>) -> String? {
-        if Int32(address.pointee.sa_family) == AF_INET {
-            // Written here: glibc's inet_ntop formats through sprintf, and this runs for every request.
-            let ip = address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) {
-                UInt32(bigEndian: $0.pointee.sin_addr.s_addr)
-            }
-            return String(unsafeUninitializedCapacity: 15) { text in
-                var count = 0
-                for shift in stride(from: 24, through: 0, by: -8) {
-                    let octet = Int(ip >> UInt32(shift) & 0xFF)
-                    if shift < 24 {
-                        text[count] = UInt8(ascii: ".")
-                        count += 1
+        let family = Int32(address.pointee.sa_family)
+        return withUnsafeTemporaryAllocation(of: CChar.self, capacity: Int(INET6_ADDRSTRLEN)) { buffer in
+            let text: UnsafePointer<CChar>? =
+                switch family {
+                case AF_INET:
+                    address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { v4 in
+                        withUnsafePointer(to: v4.pointee.sin_addr) {
+                            inet_ntop(AF_INET, $0, buffer.baseAddress, socklen_t(buffer.count))
+                        }
                     }
-                    if octet >= 100 {
-                        text[count] = UInt8(ascii: "0") + UInt8(octet / 100)
-                        count += 1
+                case AF_INET6:
+                    address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { v6 in
+                        withUnsafePointer(to: v6.pointee.sin6_addr) {
+                            inet_ntop(AF_INET6, $0, buffer.baseAddress, socklen_t(buffer.count))
+                        }
                     }
-                    if octet >= 10 {
-                        text[count] = UInt8(ascii: "0") + UInt8(octet / 10 % 10)
-                        count += 1
-                    }
-                    text[count] = UInt8(ascii: "0") + UInt8(octet % 10)
-                    count += 1
+                default: nil
                 }
-                return count
-            }
-        }
-        guard Int32(address.pointee.sa_family) == AF_INET6 else { return nil }
-        return withUnsafeTemporaryAllocation(of: CChar.self, capacity: Int(INET6_ADDRSTRLEN) + 1) { buffer -> String? in
-            let text = address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { v6 in
-                withUnsafePointer(to: v6.pointee.sin6_addr) {
-                    inet_ntop(AF_INET6, $0, buffer.baseAddress, socklen_t(buffer.count))
-                }
-            }
             return text.map { String(cString: $0) }
         }
     }

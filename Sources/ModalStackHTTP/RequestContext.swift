@@ -24,8 +24,9 @@ final class RequestContext {
     let deadline: RequestDeadlines.Entry?
     var request: HTTPRequest
     var body: Body = .accepting
-    /// The first handler call (the head was in).
-    let startedAt: ContinuousClock.Instant
+    /// The first handler call (the head was in), in nanoseconds on the monotonic clock of
+    /// ``HTTPServer/Configuration/time``.
+    let startedAt: Int64
     /// Set when the request was handed to the responder.
     var reply: HTTPReply?
     /// Whether the server lists this request among the suspended ones it must answer on stop.
@@ -36,7 +37,7 @@ final class RequestContext {
     init(
         connection: ConnectionHandle,
         request: HTTPRequest,
-        startedAt: ContinuousClock.Instant,
+        startedAt: Int64,
         deadline: RequestDeadlines.Entry?
     ) {
         self.connection = connection

@@ -3,6 +3,7 @@ import Dispatch
 import Glibc
 import Locking
 import Synchronization
+import Timekeeping
 
 /// Drops connections that take too long to send a request (slowloris).
 ///
@@ -28,13 +29,17 @@ final class RequestDeadlines: Sendable {
     }
 
     private let timeoutNanoseconds: Int64
+    private let time: any TimeSource
     private let connections = LockedValue<[ObjectIdentifier: Entry]>([:])
     private let timer = LockedValue<(any DispatchSourceTimer)?>(nil)
 
-    /// - Parameter timeoutSeconds: The time a connection has to send each request; 0 turns the
-    ///   deadlines off (as it turns off libmicrohttpd's idle timeout).
-    init(timeoutSeconds: Int) {
+    /// - Parameters:
+    ///   - timeoutSeconds: The time a connection has to send each request; 0 turns the deadlines off
+    ///     (as it turns off libmicrohttpd's idle timeout).
+    ///   - time: Where the deadlines are read from (its monotonic clock).
+    init(timeoutSeconds: Int, time: any TimeSource) {
         timeoutNanoseconds = Int64(max(0, timeoutSeconds)) * 1_000_000_000
+        self.time = time
     }
 
     private var isEnabled: Bool { timeoutNanoseconds > 0 }
@@ -48,7 +53,8 @@ final class RequestDeadlines: Sendable {
             // The handler holds the table, not `self`: a weak reference to `self` outlived the
             // server until exit (LeakSanitizer reported it), and a strong one would be a cycle.
             let connections = connections
-            source.setEventHandler { Self.dropExpired(connections) }
+            let time = time
+            source.setEventHandler { Self.dropExpired(connections, now: time.monotonicNanoseconds()) }
             source.resume()
             timer = source
         }
@@ -66,7 +72,7 @@ final class RequestDeadlines: Sendable {
     /// be kept in the connection's socket context until ``connectionClosed(_:)``.
     func connectionOpened(socket: Int32) -> Entry? {
         guard isEnabled, socket >= 0 else { return nil }
-        let entry = Entry(socket: socket, deadline: Self.now() + timeoutNanoseconds)
+        let entry = Entry(socket: socket, deadline: time.monotonicNanoseconds() + timeoutNanoseconds)
         connections.withLock { $0[ObjectIdentifier(entry)] = entry }
         return entry
     }
@@ -83,11 +89,16 @@ final class RequestDeadlines: Sendable {
 
     /// The connection's request is over: the next one is due within the timeout.
     func requestEnded(on entry: Entry?) {
-        entry?.deadline.store(Self.now() + timeoutNanoseconds, ordering: .relaxed)
+        entry?.deadline.store(time.monotonicNanoseconds() + timeoutNanoseconds, ordering: .relaxed)
     }
 
-    private static func dropExpired(_ connections: LockedValue<[ObjectIdentifier: Entry]>) {
-        let now = Self.now()
+    /// Shuts down the connections past their deadline now, rather than at the timer's next check:
+    /// for tests that move ``HTTPServer/Configuration/time`` by hand.
+    func dropExpired() {
+        Self.dropExpired(connections, now: time.monotonicNanoseconds())
+    }
+
+    private static func dropExpired(_ connections: LockedValue<[ObjectIdentifier: Entry]>, now: Int64) {
         connections.withLock { connections in
             for entry in connections.values {
                 let deadline = entry.deadline.load(ordering: .relaxed)
@@ -96,11 +107,5 @@ final class RequestDeadlines: Sendable {
                 shutdown(entry.socket, Int32(SHUT_RDWR))
             }
         }
-    }
-
-    private static func now() -> Int64 {
-        var time = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &time)
-        return Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec)
     }
 }

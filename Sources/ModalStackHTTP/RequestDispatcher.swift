@@ -2,6 +2,7 @@ import CMicroHTTPD
 import Glibc
 import Locking
 import Synchronization
+import Timekeeping
 
 /// What the daemon's callbacks work on: turns libmicrohttpd's handler calls into one `respond` per
 /// request and queues the answers. Its address is the callbacks' `cls`.
@@ -40,7 +41,8 @@ final class RequestDispatcher: Sendable {
         rejections: @escaping @Sendable (HTTPRejection) -> HTTPResponse
     ) {
         self.configuration = configuration
-        self.requestDeadlines = RequestDeadlines(timeoutSeconds: configuration.connectionTimeoutSeconds)
+        self.requestDeadlines = RequestDeadlines(
+            timeoutSeconds: configuration.connectionTimeoutSeconds, time: configuration.time)
         self.responder = responder
         self.rejections = rejections
     }
@@ -55,7 +57,7 @@ final class RequestDispatcher: Sendable {
         method: UnsafePointer<CChar>,
         contextSlot: UnsafeMutablePointer<UnsafeMutableRawPointer?>
     ) -> MHD_Result {
-        let startedAt = ContinuousClock.now
+        let startedAt = configuration.time.monotonicNanoseconds()
         let headers = HTTPHeaders(Self.values(of: connection, kind: .HEADER_KIND))
         let path = String(cString: url)
         // Query arguments arrive raw (see modalstack_mhd_keep_escaped) except '+', already a space.
@@ -63,14 +65,14 @@ final class RequestDispatcher: Sendable {
         let query = rawQuery.map {
             (name: PercentEncoding.decodeLeniently($0.name[...]), value: PercentEncoding.decodeLeniently($0.value[...]))
         }
-        let request = HTTPRequest(
+        var request = HTTPRequest(
             method: String(cString: method),
             path: path,
             query: query,
             headers: headers,
-            remoteAddress: modalstack_mhd_client_address(connection).flatMap(ListenSocket.text(of:)),
             requestID: configuration.requestIDHeader.map { RequestID.resolve(incoming: headers[$0]) }
         )
+        request.peerAddress = modalstack_mhd_client_address(connection).flatMap(RemoteAddress.init)
         let handle = ConnectionHandle(pointer: connection, socket: modalstack_mhd_connection_socket(connection))
         let deadline = modalstack_mhd_socket_context(connection).map {
             Unmanaged<RequestDeadlines.Entry>.fromOpaque($0).takeUnretainedValue()
@@ -169,18 +171,19 @@ final class RequestDispatcher: Sendable {
             case .bytes(let count): Self.carriesBody(method: request.method, status: queued.status) ? count : 0
             case .stream(let stream): stream.deliveredCount
             }
-        let elapsed = (ContinuousClock.now - context.startedAt).components
-        onRequestCompleted(
-            CompletedRequest(
-                method: request.method,
-                path: request.path,
-                routeTemplate: context.reply?.routeTemplate,
-                status: queued.status,
-                responseBodyBytes: bodyBytes,
-                requestID: request.requestID,
-                remoteAddress: request.remoteAddress,
-                duration: Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18,
-                endedNormally: endedNormally))
+        let elapsed = configuration.time.monotonicNanoseconds() - context.startedAt
+        var completed = CompletedRequest(
+            method: request.method,
+            path: request.path,
+            routeTemplate: context.reply?.routeTemplate,
+            status: queued.status,
+            responseBodyBytes: bodyBytes,
+            requestID: request.requestID,
+            remoteAddress: nil,
+            duration: Double(elapsed) / 1e9,
+            endedNormally: endedNormally)
+        completed.peerAddress = request.peerAddress
+        onRequestCompleted(completed)
     }
 
     /// Whether a response with `status` to `method` has a body on the wire (libmicrohttpd drops it
@@ -236,6 +239,8 @@ final class RequestDispatcher: Sendable {
         for stream in streams {
             stream.close()
         }
+        // Polled: the completion callbacks that empty the lists signal nothing to wait on, and this
+        // runs once per server. On the system clock: a clock moved by hand would never end the wait.
         let clock = ContinuousClock()
         let deadline = clock.now.advanced(by: gracePeriod)
         while suspensions.withLock({ !$0.replies.isEmpty || !$0.streams.isEmpty }) && clock.now < deadline {

@@ -1,15 +1,21 @@
 import Dispatch
 import Glibc
 import Locking
-import ModalStackHTTP
 import ModalStackTestSupport
 import Testing
+
+@testable import ModalStackHTTP
 
 /// `onRequestCompleted`: once per request that got a response, after it went out (or failed to).
 @Suite struct HTTPServerCompletionHookTests {
     private static let eventHeaders: HTTPHeaders = ["Content-Type": "text/event-stream"]
 
-    private func router(streams: StreamBox = StreamBox(), held: ReplyBox = ReplyBox()) -> Router {
+    /// `/slow/{ms}` answers from another thread once `time` has moved on by `ms`.
+    private func router(
+        streams: StreamBox = StreamBox(),
+        held: ReplyBox = ReplyBox(),
+        time: ManualTime = ManualTime()
+    ) -> Router {
         var router = makeRouter()
         router.add("GET", "/v1/sessions/{sessionId}") { request in
             HTTPResponse(status: 200, body: bytes("session \(request.pathParameters["sessionId"] ?? "")"))
@@ -17,7 +23,8 @@ import Testing
         router.add("POST", "/echo") { request in HTTPResponse(status: 201, body: request.body) }
         router.addDeferred("GET", "/slow/{ms}") { request, reply in
             let delay = Int(request.pathParameters["ms"] ?? "") ?? 0
-            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(delay)) {
+            DispatchQueue.global().async {
+                time.advance(by: .milliseconds(delay))
                 reply.send(HTTPResponse(status: 202, body: bytes("waited")))
             }
         }
@@ -59,7 +66,7 @@ import Testing
             }
             #expect(client.connectCount == 1)
             #expect(log.wait(for: 20))
-            usleep(100_000)
+            server.stop()  // nothing is reported after stop()
             let records = log.all
             #expect(records.count == 20)
             #expect(Set(records.compactMap(\.requestID)).count == 20)
@@ -99,7 +106,10 @@ import Testing
 
     @Test func aDeferredRequestCountsItsWaitInTheDuration() throws {
         let log = CompletionLog()
-        try withServer(router(), configuration: testConfiguration(reportingTo: log)) { server throws in
+        let time = ManualTime()
+        var configuration = testConfiguration(reportingTo: log)
+        configuration.time = time
+        try withServer(router(time: time), configuration: configuration) { server throws in
             #expect(try HTTPClient(port: server.boundPort).send(path: "/slow/120").status == 202)
             #expect(log.wait(for: 1))
             let record = try #require(log.all.first)
@@ -119,7 +129,7 @@ import Testing
             _ = try client.openStream(path: "/events/1")
             let stream = try streams.started(0)
             stream.write("data: one\n\n")
-            usleep(20_000)
+            #expect(waitUntil { stream.isSuspended })
             stream.write("data: two\n\n")
             stream.close()
             while try client.readChunk() != nil {}
@@ -141,7 +151,7 @@ import Testing
             let stream = try streams.started(0)
             stream.write("data: one\n\n")
             #expect(try client.readLine() == "data: one")
-            usleep(20_000)  // idle again: the connection is suspended
+            #expect(waitUntil { stream.isSuspended })  // idle again
             client.close()
             #expect(log.wait(for: 1))
             let record = try #require(log.all.first)
@@ -166,7 +176,7 @@ import Testing
                 let event = "data: tick\n\n"
                 while stream.write(event) {
                     written.withLock { $0 += event.utf8.count }
-                    usleep(500)
+                    usleep(500)  // not a wait: events keep flowing while the client leaves
                 }
                 writerDone.increment()
             }
@@ -235,10 +245,14 @@ import Testing
             try client.sendRaw(bytes("GET /hold/1 HTTP/1.1\r\nHost: t\r\n\r\n"))
             #expect(held.wait(for: 1))
             client.close()
-            usleep(50_000)
+            // The server has the client's FIN, which nobody reads while the request is suspended.
+            #expect(
+                waitUntil(pollingEvery: .milliseconds(10)) {
+                    serverConnectionStates(port: server.boundPort).contains(.closeWait)
+                })
             held.takeAll()[0].reply.send(HTTPResponse(status: 200, body: bytes("too late")))
             #expect(log.wait(for: 1))
-            usleep(50_000)
+            server.stop()  // nothing is reported after stop()
             // Not `endedNormally` either way: the kernel usually takes the late response although
             // the client is gone (only its RST would tell), and libmicrohttpd then counts it sent.
             #expect(log.all.map(\.status) == [200])
@@ -251,11 +265,10 @@ import Testing
         try withServer(router(), configuration: testConfiguration(reportingTo: log)) { server throws in
             let client = HTTPClient(port: server.boundPort)
             try client.sendRaw(bytes("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 100\r\n\r\nonly part"))
-            usleep(20_000)
             client.close()
             #expect(try HTTPClient(port: server.boundPort).send(path: "/v1/sessions/after").status == 200)
             #expect(log.wait(for: 1))
-            usleep(100_000)
+            server.stop()  // nothing is reported after stop()
             #expect(log.all.map(\.path) == ["/v1/sessions/after"])
         }
     }

@@ -1,9 +1,9 @@
 import Dispatch
-import Glibc
 import Locking
-import ModalStackHTTP
 import ModalStackTestSupport
 import Testing
+
+@testable import ModalStackHTTP
 
 /// Replies answered later, from other threads, with libmicrohttpd suspending the connections.
 @Suite struct HTTPServerDeferredTests {
@@ -144,16 +144,22 @@ import Testing
         var router = makeRouter()
         router.addDeferred("GET", "/hold") { request, reply in held.append(request, reply) }
         router.add("GET", "/ping") { _ in HTTPResponse(status: 200, body: bytes("pong")) }
-        try withServer(router) { server throws in
+        let log = CompletionLog()
+        try withServer(router, configuration: testConfiguration(reportingTo: log)) { server throws in
             let client = HTTPClient(port: server.boundPort)
             try client.sendRaw(bytes("GET /hold HTTP/1.1\r\nHost: t\r\n\r\n"))
             #expect(held.wait(for: 1))
             client.close()
-            usleep(50_000)
+            // The server has the client's FIN, which nobody reads while the request is suspended.
+            #expect(
+                waitUntil(pollingEvery: .milliseconds(10)) {
+                    serverConnectionStates(port: server.boundPort).contains(.closeWait)
+                })
             let (_, reply) = held.takeAll()[0]
             reply.send(HTTPResponse(status: 200, body: bytes("too late")))
             reply.send(HTTPResponse(status: 200, body: bytes("again")))
-            usleep(50_000)
+            // The late answer was queued and the request is over.
+            #expect(log.wait(for: 1))
             #expect(try HTTPClient(port: server.boundPort).send(path: "/ping").text == "pong")
         }
     }
@@ -182,14 +188,16 @@ import Testing
         var router = makeRouter()
         router.addDeferred("GET", "/late") { _, _ in
             entered.withLock { $0 = true }
-            while !release.withLock({ $0 }) { usleep(1_000) }
+            _ = waitUntil(timeout: .seconds(10)) { release.withLock { $0 } }
         }
         let server = HTTPServer(configuration: testConfiguration(), responder: router, rejections: testRejections)
         try server.start()
         let client = HTTPClient(port: server.boundPort)
         try client.sendRaw(bytes("GET /late HTTP/1.1\r\nHost: t\r\n\r\n"))
-        while !entered.withLock({ $0 }) { usleep(1_000) }
-        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(100)) {
+        #expect(waitUntil { entered.withLock { $0 } })
+        startThread {
+            // respond() returns once stop() has begun.
+            _ = waitUntil { !server.dispatcher.admitsConnection() }
             release.withLock { $0 = true }
         }
         server.stop()

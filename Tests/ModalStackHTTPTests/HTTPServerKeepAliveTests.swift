@@ -1,5 +1,4 @@
 import Dispatch
-import Glibc
 import Locking
 import ModalStackHTTP
 import ModalStackTestSupport
@@ -93,7 +92,10 @@ import Testing
         try withServer(router(), configuration: configuration) { server throws in
             let client = HTTPClient(port: server.boundPort)
             #expect(try client.send(path: "/n/1").text == "n=1")
-            usleep(2_200_000)
+            #expect(
+                waitUntil(pollingEvery: .milliseconds(10)) {
+                    !serverConnectionStates(port: server.boundPort).contains(.established)
+                })
             #expect(try client.send(path: "/n/2").text == "n=2")
             #expect(client.connectCount == 2)
         }

@@ -1,7 +1,8 @@
 import Glibc
-import ModalStackHTTP
 import ModalStackTestSupport
 import Testing
+
+@testable import ModalStackHTTP
 
 private let ipv6LoopbackAvailable: Bool = {
     let fd = socket(AF_INET6, Int32(SOCK_STREAM.rawValue), 0)
@@ -151,7 +152,7 @@ private let ipv6LoopbackAvailable: Bool = {
             server.stop()
             stopped.increment()
         }
-        usleep(100_000)
+        #expect(waitUntil { !server.dispatcher.admitsConnection() })
         #expect(stopped.value == 0)
 
         let clock = ContinuousClock()

@@ -40,7 +40,7 @@ import Testing
                 for n in 0..<20 {
                     sentAt.withLock { $0.append(clock.now) }
                     stream.write("id: \(n)\ndata: event \(n)\n\n")
-                    usleep(15_000)  // the connection goes idle (suspended) between events
+                    usleep(15_000)  // not a wait: the idle gap between events, whose CPU cost is measured
                 }
             }
             var slowest = Duration.zero
@@ -159,14 +159,15 @@ import Testing
             startThread {
                 guard held.wait(for: 1) else { return }
                 let reply = held.takeAll()[0].reply
-                usleep(20_000)  // the request is suspended by now
+                guard waitUntil({ reply.isSuspended }) else { return }
                 guard let stream = reply.startStream(status: 201, headers: Self.eventHeaders) else { return }
                 let second = reply.startStream(status: 200)
                 secondStart.withLock { $0 = second == nil ? "refused" : "started" }
                 reply.send(HTTPResponse(status: 500))
                 // Written before the worker thread has queued the head: buffered until then.
                 stream.write("data: early\n\n")
-                usleep(20_000)
+                // Taken: the next write resumes the connection.
+                guard waitUntil({ stream.isSuspended }) else { return }
                 stream.write("data: later\n\n")
                 stream.close()
             }
@@ -181,20 +182,22 @@ import Testing
 
     @Test func aClientHangingUpOnAnIdleStreamClosesIt() throws {
         let streams = StreamBox()
-        try withServer(router(streams)) { server throws in
+        let log = CompletionLog()
+        try withServer(router(streams), configuration: testConfiguration(reportingTo: log)) { server throws in
             let client = HTTPClient(port: server.boundPort)
             _ = try client.openStream(path: "/events/1")
             let stream = try streams.started(0)
             let closes = Counter()
             stream.onClose { closes.increment() }
-            #expect(waitUntil { stream.isSuspended })  // idle: the connection is suspended
-            usleep(20_000)
+            // Idle: the connection is suspended, and the hang-up watcher watches it.
+            #expect(waitUntil { stream.isSuspended })
             client.close()
             // Noticed without any write (the hang-up watcher).
             #expect(waitUntil { closes.value == 1 })
             #expect(stream.isClosed)
             #expect(!stream.write("data: gone\n\n"))
-            usleep(50_000)
+            // The request is over (its completion ran): nothing can close the stream again.
+            #expect(log.wait(for: 1))
             #expect(closes.value == 1)
             #expect(try HTTPClient(port: server.boundPort).send(path: "/ping").text == "pong")
         }
@@ -213,7 +216,7 @@ import Testing
                 var n = 0
                 while stream.write("data: \(n)\n\n") {
                     n += 1
-                    usleep(500)
+                    usleep(500)  // not a wait: events keep flowing while the client leaves
                 }
                 writerDone.increment()
             }
@@ -319,7 +322,7 @@ import Testing
             let cpuBefore = processCPUSeconds()
             let clock = ContinuousClock()
             let start = clock.now
-            usleep(2_000_000)
+            usleep(2_000_000)  // not a wait: the idle time whose CPU use is measured
             let cpu = processCPUSeconds() - cpuBefore
             let workerCPU = streams.workerCPUSeconds - workerCPUBefore
             let elapsed = seconds(clock.now - start)
@@ -458,7 +461,7 @@ import Testing
             try client.sendRaw(bytes("GET /events/1 HTTP/1.0\r\n\r\n"))
             let stream = try streams.started(0)
             stream.write("data: one\n\n")
-            usleep(20_000)
+            #expect(waitUntil { stream.isSuspended })
             stream.write("data: two\n\n")
             stream.close()
             let response = try client.readResponse()

@@ -112,6 +112,34 @@ final class CompletionLog: Sendable {
     }
 }
 
+/// TCP states, as `/proc/net/tcp` numbers them: those the tests look for.
+enum TCPState: Int {
+    case established = 1
+    case closeWait = 8
+}
+
+/// The states of the server's ends of the connections to `port` on 127.0.0.1, as the kernel has
+/// them: what a test can know of a connection libmicrohttpd does not read (a suspended one, whose
+/// client's FIN leaves it in `closeWait`) or has closed (no longer `established`).
+func serverConnectionStates(port: UInt16) -> [TCPState] {
+    guard let file = fopen("/proc/net/tcp", "r") else { return [] }
+    defer { fclose(file) }
+    let hex = String(port, radix: 16, uppercase: true)
+    // Each line: "sl: local_address rem_address st …", an address as "0100007F:1F90".
+    let local = "0100007F:" + String(repeating: "0", count: 4 - hex.count) + hex
+    var states: [TCPState] = []
+    var line: UnsafeMutablePointer<CChar>?
+    var capacity = 0
+    defer { free(line) }
+    while getline(&line, &capacity, file) > 0, let text = line {
+        let fields = String(cString: text).split(separator: " ")
+        guard fields.count > 3, fields[1] == local, let state = Int(fields[3], radix: 16).flatMap(TCPState.init)
+        else { continue }
+        states.append(state)
+    }
+    return states
+}
+
 /// `testConfiguration()` with `log` receiving the completed requests.
 func testConfiguration(reportingTo log: CompletionLog) -> HTTPServer.Configuration {
     var configuration = testConfiguration()

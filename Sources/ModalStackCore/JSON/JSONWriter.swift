@@ -10,6 +10,9 @@
 /// writer.write(["id": 7, "tags": ["a", "b"]])
 /// // writer.bytes holds {"id":7,"tags":["a","b"]}
 /// ```
+///
+/// A document of a known shape is written through ``object(_:)`` and ``array(_:)``, which place
+/// the braces, brackets, commas and colons.
 public struct JSONWriter {
     /// The UTF-8 text written so far.
     public var bytes: [UInt8]
@@ -18,6 +21,11 @@ public struct JSONWriter {
     public init(capacity: Int = 1024) {
         bytes = []
         bytes.reserveCapacity(capacity)
+    }
+
+    @inlinable
+    init(bytes: [UInt8]) {
+        self.bytes = bytes
     }
 
     /// Appends the text of `value`. A `.number` is written as its text, which must be valid JSON.
@@ -33,25 +41,13 @@ public struct JSONWriter {
         case .string(let string):
             write(string: string)
         case .array(let elements):
-            bytes.append(UInt8(ascii: "["))
-            for (index, element) in elements.enumerated() {
-                if index > 0 {
-                    bytes.append(UInt8(ascii: ","))
+            array { array in
+                for element in elements {
+                    array.element { $0.write(element) }
                 }
-                write(element)
             }
-            bytes.append(UInt8(ascii: "]"))
-        case .object(let object):
-            bytes.append(UInt8(ascii: "{"))
-            for (index, member) in object.members.enumerated() {
-                if index > 0 {
-                    bytes.append(UInt8(ascii: ","))
-                }
-                write(string: member.key)
-                bytes.append(UInt8(ascii: ":"))
-                write(member.value)
-            }
-            bytes.append(UInt8(ascii: "}"))
+        case .object(let members):
+            object { $0.write(membersOf: members) }
         }
     }
 
@@ -117,22 +113,20 @@ public struct JSONWriter {
     /// specialized to its element type instead of looking up generic types per element.
     @inlinable
     public mutating func write(_ values: [some JSONWritable]) {
-        bytes.append(UInt8(ascii: "["))
-        for index in values.indices {
-            if index > 0 { bytes.append(UInt8(ascii: ",")) }
-            values[index].write(to: &self)
+        array { array in
+            for value in values {
+                array.element { value.write(to: &$0) }
+            }
         }
-        bytes.append(UInt8(ascii: "]"))
     }
 
     /// Appends an array of strings.
     public mutating func write(strings: [String]) {
-        bytes.append(UInt8(ascii: "["))
-        for index in strings.indices {
-            if index > 0 { bytes.append(UInt8(ascii: ",")) }
-            write(string: strings[index])
+        array { array in
+            for string in strings {
+                array.element { $0.write(string: string) }
+            }
         }
-        bytes.append(UInt8(ascii: "]"))
     }
 
     /// Appends an integer in decimal, as `JSONValue(integer)` would be written, without making its
@@ -161,6 +155,17 @@ public struct JSONWriter {
         bytes.append(UInt8(ascii: "\""))
         time.appendRFC3339(to: &bytes)
         bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// Appends at most `maximumCount` bytes with one capacity check: `initialize` writes them from
+    /// the address it is given and returns how many it wrote.
+    @inlinable
+    mutating func appendBytes(maximumCount: Int, _ initialize: (UnsafeMutablePointer<UInt8>) -> Int) {
+        bytes.append(addingCapacity: maximumCount) { span in
+            span.withUnsafeMutableBufferPointer { buffer, initializedCount in
+                initializedCount = initialize(buffer.baseAddress!)
+            }
+        }
     }
 
     private mutating func append(_ text: StaticString) {

@@ -484,6 +484,21 @@ struct JSONWriterTests {
         }
     }
 
+    /// Strings without escapes are found by a check of whole words, the last one overlapping the
+    /// word before; shorter strings byte by byte.
+    @Test(arguments: [("\"", #"\""#), ("\\", #"\\"#), ("\u{1F}", #"\u001f"#), ("é", "é")])
+    func handlesSpecialCharactersInStringsOfEveryLength(character: String, escaped: String) {
+        for length in 1...18 {
+            for position in 0..<length {
+                let before = String(repeating: "a", count: position)
+                let after = String(repeating: "b", count: length - position - 1)
+                #expect(JSONValue.string(before + character + after).jsonText == "\"" + before + escaped + after + "\"")
+            }
+            let plain = String(repeating: "c", count: length)
+            #expect(JSONValue.string(plain).jsonText == "\"" + plain + "\"")
+        }
+    }
+
     @Test func serializedIsTheUTF8OfJSONText() {
         let value: JSONValue = ["name": "Déjà vu 😀", "n": [1, 2.5]]
         #expect(value.serialized() == Array(value.jsonText.utf8))

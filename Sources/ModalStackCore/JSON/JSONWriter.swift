@@ -53,9 +53,21 @@ public struct JSONWriter {
 
     /// Appends `string` as a JSON string, quoted and escaped.
     public mutating func write(string: String) {
-        bytes.append(UInt8(ascii: "\""))
         var string = string
         string.withUTF8 { utf8 in
+            // Most strings need no escape: the quotes and the text go in one append.
+            if !JSONStringBytes.needsEscape(utf8) {
+                appendBytes(maximumCount: utf8.count + 2) { start in
+                    start.initialize(to: UInt8(ascii: "\""))
+                    if let text = utf8.baseAddress {
+                        (start + 1).initialize(from: text, count: utf8.count)
+                    }
+                    (start + 1 + utf8.count).initialize(to: UInt8(ascii: "\""))
+                    return utf8.count + 2
+                }
+                return
+            }
+            bytes.append(UInt8(ascii: "\""))
             // Copy the runs between characters that need escaping in one go, finding them eight
             // bytes at a time.
             var runStart = 0
@@ -78,8 +90,8 @@ public struct JSONWriter {
                 index = min(index + 8, utf8.count)
             }
             bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart...]))
+            bytes.append(UInt8(ascii: "\""))
         }
-        bytes.append(UInt8(ascii: "\""))
     }
 
     private mutating func appendEscape(of byte: UInt8) {
@@ -234,6 +246,21 @@ enum JSONStringBytes {
         let quotes = ((word ^ (0x22 &* ones)) &- ones) & ~(word ^ (0x22 &* ones))
         let backslashes = ((word ^ (0x5C &* ones)) &- ones) & ~(word ^ (0x5C &* ones))
         return (controls | quotes | backslashes) & highBits != 0
+    }
+
+    /// Whether any byte of `utf8` is one a JSON string must escape.
+    static func needsEscape(_ utf8: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let start = utf8.baseAddress else { return false }
+        guard utf8.count >= 8 else {
+            return utf8.contains { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }
+        }
+        var index = 0
+        while index + 8 < utf8.count {
+            if needsEscape(UnsafeRawPointer(start + index).loadUnaligned(as: UInt64.self)) { return true }
+            index += 8
+        }
+        // The last eight bytes, overlapping the word before if the count is not a multiple of 8.
+        return needsEscape(UnsafeRawPointer(start + utf8.count - 8).loadUnaligned(as: UInt64.self))
     }
 
     /// Whether any of the eight bytes needs escaping or is not ASCII.

@@ -515,9 +515,7 @@ struct JSONWriterTests {
     @Test(arguments: [0, 7, -1, 10, -10, 99, 100, 1_234_567_890, Int64.max, Int64.min, Int64.min + 1])
     func writesIntegersAsJSONValueDoes(integer: Int64) {
         var writer = JSONWriter(capacity: 2)
-        writer.writeVerbatim("[")
-        writer.write(integer: integer)
-        writer.writeVerbatim("]")
+        writer.array { $0.element { $0.write(integer: integer) } }
         #expect(String(decoding: writer.bytes, as: UTF8.self) == "[\(integer)]")
         #expect(writer.bytes == JSONValue.array([JSONValue(integer)]).serialized())
     }

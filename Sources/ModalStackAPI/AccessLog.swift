@@ -43,38 +43,30 @@ public struct AccessLog: Sendable {
         _ = line.withUnsafeBytes { Glibc.write(STDOUT_FILENO, $0.baseAddress, $0.count) }
     }
 
-    /// Written piece by piece rather than through a `JSONObject`: this runs for every request.
-    /// Only the method, the route and the request id can need escaping.
+    /// Written member by member rather than built as a `JSONObject`: this runs for every request.
     func json(_ entry: Entry, level: Level) -> [UInt8] {
         var writer = JSONWriter(capacity: 256)
-        writer.writeVerbatim(#"{"time":"#)
-        writer.write(entry.time)
-        writer.writeVerbatim(#","level":""#)
-        writer.bytes.append(contentsOf: level.rawValue.utf8)
-        writer.writeVerbatim(#"","msg":"request","method":"#)
-        writer.write(string: entry.method)
-        writer.writeVerbatim(#","route":"#)
-        Self.write(entry.route, to: &writer)
-        writer.writeVerbatim(#","status":"#)
-        writer.write(integer: Int64(entry.status))
-        writer.writeVerbatim(#","durationMs":"#)
-        Self.writeMilliseconds(entry.durationSeconds, to: &writer)
-        writer.writeVerbatim(#","bytes":"#)
-        writer.write(integer: Int64(entry.bytes))
-        writer.writeVerbatim(#","requestId":"#)
-        Self.write(entry.requestID, to: &writer)
-        writer.writeVerbatim(entry.completed ? "}" : #","completed":false}"#)
+        writer.object { line in
+            line.write("time", entry.time)
+            line.write("level", string: level.rawValue)
+            line.write("msg", string: "request")
+            line.write("method", string: entry.method)
+            line.write("route", entry.route.map(JSONValue.string) ?? .null)
+            line.write("status", integer: Int64(entry.status))
+            line.member("durationMs") { Self.writeMilliseconds(entry.durationSeconds, to: &$0) }
+            line.write("bytes", integer: Int64(entry.bytes))
+            line.write("requestId", entry.requestID.map(JSONValue.string) ?? .null)
+            if !entry.completed {
+                line.write("completed", .bool(false))
+            }
+        }
         return writer.bytes
-    }
-
-    private static func write(_ string: String?, to writer: inout JSONWriter) {
-        if let string { writer.write(string: string) } else { writer.writeVerbatim("null") }
     }
 
     /// `seconds` in milliseconds with three decimals (microsecond precision), e.g. `0.042`.
     private static func writeMilliseconds(_ seconds: Double, to writer: inout JSONWriter) {
         guard seconds.isFinite, seconds >= 0, seconds < 1e9 else {
-            writer.writeVerbatim("0")
+            writer.write(integer: 0)
             return
         }
         let microseconds = Int64((seconds * 1_000_000).rounded())

@@ -484,6 +484,21 @@ struct JSONWriterTests {
         }
     }
 
+    /// Strings without escapes are found by a check of whole words, the last one overlapping the
+    /// word before; shorter strings byte by byte.
+    @Test(arguments: [("\"", #"\""#), ("\\", #"\\"#), ("\u{1F}", #"\u001f"#), ("é", "é")])
+    func handlesSpecialCharactersInStringsOfEveryLength(character: String, escaped: String) {
+        for length in 1...18 {
+            for position in 0..<length {
+                let before = String(repeating: "a", count: position)
+                let after = String(repeating: "b", count: length - position - 1)
+                #expect(JSONValue.string(before + character + after).jsonText == "\"" + before + escaped + after + "\"")
+            }
+            let plain = String(repeating: "c", count: length)
+            #expect(JSONValue.string(plain).jsonText == "\"" + plain + "\"")
+        }
+    }
+
     @Test func serializedIsTheUTF8OfJSONText() {
         let value: JSONValue = ["name": "Déjà vu 😀", "n": [1, 2.5]]
         #expect(value.serialized() == Array(value.jsonText.utf8))
@@ -500,9 +515,7 @@ struct JSONWriterTests {
     @Test(arguments: [0, 7, -1, 10, -10, 99, 100, 1_234_567_890, Int64.max, Int64.min, Int64.min + 1])
     func writesIntegersAsJSONValueDoes(integer: Int64) {
         var writer = JSONWriter(capacity: 2)
-        writer.writeVerbatim("[")
-        writer.write(integer: integer)
-        writer.writeVerbatim("]")
+        writer.array { $0.element { $0.write(integer: integer) } }
         #expect(String(decoding: writer.bytes, as: UTF8.self) == "[\(integer)]")
         #expect(writer.bytes == JSONValue.array([JSONValue(integer)]).serialized())
     }
@@ -511,6 +524,137 @@ struct JSONWriterTests {
     func writesDoublesAsParseableNumbers(double: Double) throws {
         let parsed = try JSONParser.parse(JSONValue(double).jsonText)
         #expect(parsed.doubleValue == double)
+    }
+}
+
+@Suite("JSON writer structure")
+struct JSONWriterStructureTests {
+    private func text(_ body: (inout JSONWriter) -> Void) -> String {
+        var writer = JSONWriter(capacity: 0)
+        body(&writer)
+        return String(decoding: writer.bytes, as: UTF8.self)
+    }
+
+    @Test func writesEmptyObjectsAndArrays() {
+        #expect(text { $0.object { _ in } } == "{}")
+        #expect(text { $0.array { _ in } } == "[]")
+        #expect(
+            text { writer in
+                writer.object { object in
+                    object.object("o") { _ in }
+                    object.array("a") { _ in }
+                    object.write(membersOf: JSONObject())
+                }
+            } == #"{"o":{},"a":[]}"#)
+        #expect(
+            text { writer in
+                writer.array { array in
+                    array.object { _ in }
+                    array.array { _ in }
+                }
+            } == "[{},[]]")
+    }
+
+    @Test func separatesMembersAndElementsWithOneCommaEach() {
+        #expect(text { $0.object { $0.write("a", integer: 1) } } == #"{"a":1}"#)
+        #expect(
+            text { writer in
+                writer.object { object in
+                    object.write("a", integer: 1)
+                    object.write("b", integer: 2)
+                    object.write("c", integer: 3)
+                }
+            } == #"{"a":1,"b":2,"c":3}"#)
+        #expect(text { $0.array { $0.element { $0.write(integer: 1) } } } == "[1]")
+        #expect(
+            text { writer in
+                writer.array { array in
+                    for number in 1...3 { array.element { $0.write(integer: Int64(number)) } }
+                }
+            } == "[1,2,3]")
+    }
+
+    @Test func nestsObjectsAndArrays() {
+        let written = text { writer in
+            writer.object { object in
+                object.write("id", string: "s1")
+                object.object("meta") { meta in
+                    meta.write("n", integer: 1)
+                    meta.array("deep") { deep in
+                        deep.array { inner in
+                            inner.element { $0.write(.null) }
+                            inner.object { $0.write("x", .bool(true)) }
+                        }
+                        deep.array { _ in }
+                    }
+                }
+                object.array("list") { list in
+                    list.object { $0.write("k", string: "v") }
+                    list.object { _ in }
+                    list.element { $0.write(string: "e") }
+                }
+                object.write("last", .bool(false))
+            }
+        }
+        #expect(
+            written
+                == #"{"id":"s1","meta":{"n":1,"deep":[[null,{"x":true}],[]]},"list":[{"k":"v"},{},"e"],"last":false}"#
+        )
+    }
+
+    @Test func writesEachTypedMemberAsItsValueWrite() {
+        let time = Timestamp(millisecondsSinceEpoch: 1_767_225_600_123)
+        let written = text { writer in
+            writer.object { object in
+                object.write("value", ["n": 1.5])
+                object.write("string", string: "q\"\n")
+                object.write("integer", integer: -7)
+                object.write("time", time)
+                object.write("never", nil as Timestamp?)
+                object.write("strings", strings: ["a", "b"])
+                object.write("none", strings: [])
+                object.member("custom") { $0.write(integer: 42) }
+            }
+        }
+        #expect(
+            written
+                == #"{"value":{"n":1.5},"string":"q\"\n","integer":-7,"time":"2026-01-01T00:00:00.123Z","never":null,"strings":["a","b"],"none":[],"custom":42}"#
+        )
+    }
+
+    @Test func writesMembersOfAnObjectWithEscapedKeysAfterOtherMembers() {
+        let details: JSONObject = ["a\"b": 1, "c": ["d": .null]]
+        #expect(text { $0.object { $0.write(membersOf: details) } } == #"{"a\"b":1,"c":{"d":null}}"#)
+        #expect(
+            text { writer in
+                writer.object { object in
+                    object.write("type", string: "t")
+                    object.write(membersOf: details)
+                    object.write("after", integer: 0)
+                }
+            } == #"{"type":"t","a\"b":1,"c":{"d":null},"after":0}"#)
+    }
+
+    @Test func appendsAfterWhatTheWriterHolds() {
+        var writer = JSONWriter(capacity: 0)
+        writer.write(integer: 1)
+        writer.object { $0.write("a", integer: 2) }
+        writer.array { $0.element { $0.write(integer: 3) } }
+        #expect(String(decoding: writer.bytes, as: UTF8.self) == #"1{"a":2}[3]"#)
+    }
+
+    /// Keys are written with one capacity check each; a buffer that must grow many times keeps
+    /// every byte.
+    @Test func growsTheBufferAcrossManyMembers() {
+        let written = text { writer in
+            writer.object { object in
+                for index in 0..<500 {
+                    object.write("a-rather-long-key-to-make-the-buffer-grow", integer: Int64(index))
+                }
+            }
+        }
+        let members = (0..<500).map { #""a-rather-long-key-to-make-the-buffer-grow":\#($0)"# }
+        #expect(written == "{" + members.joined(separator: ",") + "}")
     }
 }
 

@@ -10,6 +10,9 @@
 /// writer.write(["id": 7, "tags": ["a", "b"]])
 /// // writer.bytes holds {"id":7,"tags":["a","b"]}
 /// ```
+///
+/// A document of a known shape is written through ``object(_:)`` and ``array(_:)``, which place
+/// the braces, brackets, commas and colons.
 public struct JSONWriter {
     /// The UTF-8 text written so far.
     public var bytes: [UInt8]
@@ -18,6 +21,11 @@ public struct JSONWriter {
     public init(capacity: Int = 1024) {
         bytes = []
         bytes.reserveCapacity(capacity)
+    }
+
+    @inlinable
+    init(bytes: [UInt8]) {
+        self.bytes = bytes
     }
 
     /// Appends the text of `value`. A `.number` is written as its text, which must be valid JSON.
@@ -33,33 +41,33 @@ public struct JSONWriter {
         case .string(let string):
             write(string: string)
         case .array(let elements):
-            bytes.append(UInt8(ascii: "["))
-            for (index, element) in elements.enumerated() {
-                if index > 0 {
-                    bytes.append(UInt8(ascii: ","))
+            array { array in
+                for element in elements {
+                    array.element { $0.write(element) }
                 }
-                write(element)
             }
-            bytes.append(UInt8(ascii: "]"))
-        case .object(let object):
-            bytes.append(UInt8(ascii: "{"))
-            for (index, member) in object.members.enumerated() {
-                if index > 0 {
-                    bytes.append(UInt8(ascii: ","))
-                }
-                write(string: member.key)
-                bytes.append(UInt8(ascii: ":"))
-                write(member.value)
-            }
-            bytes.append(UInt8(ascii: "}"))
+        case .object(let members):
+            object { $0.write(membersOf: members) }
         }
     }
 
     /// Appends `string` as a JSON string, quoted and escaped.
     public mutating func write(string: String) {
-        bytes.append(UInt8(ascii: "\""))
         var string = string
         string.withUTF8 { utf8 in
+            // Most strings need no escape: the quotes and the text go in one append.
+            if !JSONStringBytes.needsEscape(utf8) {
+                appendBytes(maximumCount: utf8.count + 2) { start in
+                    start.initialize(to: UInt8(ascii: "\""))
+                    if let text = utf8.baseAddress {
+                        (start + 1).initialize(from: text, count: utf8.count)
+                    }
+                    (start + 1 + utf8.count).initialize(to: UInt8(ascii: "\""))
+                    return utf8.count + 2
+                }
+                return
+            }
+            bytes.append(UInt8(ascii: "\""))
             // Copy the runs between characters that need escaping in one go, finding them eight
             // bytes at a time.
             var runStart = 0
@@ -82,8 +90,8 @@ public struct JSONWriter {
                 index = min(index + 8, utf8.count)
             }
             bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart...]))
+            bytes.append(UInt8(ascii: "\""))
         }
-        bytes.append(UInt8(ascii: "\""))
     }
 
     private mutating func appendEscape(of byte: UInt8) {
@@ -104,6 +112,10 @@ public struct JSONWriter {
     }
 
     /// Appends `text` as it is: a piece of JSON syntax the caller vouches for, such as `{"time":`.
+    ///
+    /// Deprecated: write through ``object(_:)`` and ``array(_:)``, which place the syntax
+    /// themselves. Kept until the last callers (in ModalStackAPI's responses and endpoints) are
+    /// converted; then removed.
     public mutating func writeVerbatim(_ text: StaticString) {
         append(text)
     }
@@ -117,22 +129,20 @@ public struct JSONWriter {
     /// specialized to its element type instead of looking up generic types per element.
     @inlinable
     public mutating func write(_ values: [some JSONWritable]) {
-        bytes.append(UInt8(ascii: "["))
-        for index in values.indices {
-            if index > 0 { bytes.append(UInt8(ascii: ",")) }
-            values[index].write(to: &self)
+        array { array in
+            for value in values {
+                array.element { value.write(to: &$0) }
+            }
         }
-        bytes.append(UInt8(ascii: "]"))
     }
 
     /// Appends an array of strings.
     public mutating func write(strings: [String]) {
-        bytes.append(UInt8(ascii: "["))
-        for index in strings.indices {
-            if index > 0 { bytes.append(UInt8(ascii: ",")) }
-            write(string: strings[index])
+        array { array in
+            for string in strings {
+                array.element { $0.write(string: string) }
+            }
         }
-        bytes.append(UInt8(ascii: "]"))
     }
 
     /// Appends an integer in decimal, as `JSONValue(integer)` would be written, without making its
@@ -161,6 +171,17 @@ public struct JSONWriter {
         bytes.append(UInt8(ascii: "\""))
         time.appendRFC3339(to: &bytes)
         bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// Appends at most `maximumCount` bytes with one capacity check: `initialize` writes them from
+    /// the address it is given and returns how many it wrote.
+    @inlinable
+    mutating func appendBytes(maximumCount: Int, _ initialize: (UnsafeMutablePointer<UInt8>) -> Int) {
+        bytes.append(addingCapacity: maximumCount) { span in
+            span.withUnsafeMutableBufferPointer { buffer, initializedCount in
+                initializedCount = initialize(buffer.baseAddress!)
+            }
+        }
     }
 
     private mutating func append(_ text: StaticString) {
@@ -229,6 +250,21 @@ enum JSONStringBytes {
         let quotes = ((word ^ (0x22 &* ones)) &- ones) & ~(word ^ (0x22 &* ones))
         let backslashes = ((word ^ (0x5C &* ones)) &- ones) & ~(word ^ (0x5C &* ones))
         return (controls | quotes | backslashes) & highBits != 0
+    }
+
+    /// Whether any byte of `utf8` is one a JSON string must escape.
+    static func needsEscape(_ utf8: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let start = utf8.baseAddress else { return false }
+        guard utf8.count >= 8 else {
+            return utf8.contains { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }
+        }
+        var index = 0
+        while index + 8 < utf8.count {
+            if needsEscape(UnsafeRawPointer(start + index).loadUnaligned(as: UInt64.self)) { return true }
+            index += 8
+        }
+        // The last eight bytes, overlapping the word before if the count is not a multiple of 8.
+        return needsEscape(UnsafeRawPointer(start + utf8.count - 8).loadUnaligned(as: UInt64.self))
     }
 
     /// Whether any of the eight bytes needs escaping or is not ASCII.

@@ -2,30 +2,20 @@
 /// One form, so that what is stored reads back exactly as it was served.
 extension Presentation: JSONWritable {
     public func write(to writer: inout JSONWriter) {
-        writer.writeVerbatim(#"{"id":"#)
-        writer.write(string: id)
-        writer.writeVerbatim(#","destination":"#)
-        writer.write(string: destination)
-        writer.writeVerbatim(#","style":"#)
-        writer.write(string: style.rawValue)
-        writer.writeVerbatim(#","key":"#)
-        writer.write(string: key)
-        writer.writeVerbatim(#","state":"#)
-        writer.write(string: state.rawValue)
-        writer.writeVerbatim(#","locked":"#)
-        writer.write(.bool(locked))
-        writer.writeVerbatim(#","payload":"#)
-        writer.write(.object(payload))
-        content.write(to: &writer)
-        writer.writeVerbatim(#","requestedAt":"#)
-        writer.write(requestedAt)
-        writer.writeVerbatim(#","presentedAt":"#)
-        writer.write(presentedAt)
-        writer.writeVerbatim(#","dismissedAt":"#)
-        writer.write(dismissedAt)
-        writer.writeVerbatim(#","result":"#)
-        writer.write(result ?? .null)
-        writer.writeVerbatim("}")
+        writer.object { object in
+            object.write("id", string: id)
+            object.write("destination", string: destination)
+            object.write("style", string: style.rawValue)
+            object.write("key", string: key)
+            object.write("state", string: state.rawValue)
+            object.write("locked", .bool(locked))
+            object.write("payload", .object(payload))
+            content.write(to: &object)
+            object.write("requestedAt", requestedAt)
+            object.write("presentedAt", presentedAt)
+            object.write("dismissedAt", dismissedAt)
+            object.write("result", result ?? .null)
+        }
     }
 
     /// Reads the form `write(to:)` writes (from storage); throws a validation error on anything else.
@@ -56,41 +46,32 @@ extension Presentation: JSONWritable {
 }
 
 extension ModalContent {
-    /// Writes the members of this style, each after a comma, inside a presentation's object.
-    fileprivate func write(to writer: inout JSONWriter) {
+    /// Writes the members of this style inside a presentation's object.
+    fileprivate func write(to object: inout JSONObjectWriter) {
         switch self {
         case .sheet(let options):
-            writer.writeVerbatim(#","detents":"#)
-            writer.write(strings: options.detents.map(\.text))
-            writer.writeVerbatim(#","interactiveDismissDisabled":"#)
-            writer.write(.bool(options.interactiveDismissDisabled))
+            object.write("detents", strings: options.detents.map(\.text))
+            object.write("interactiveDismissDisabled", .bool(options.interactiveDismissDisabled))
         case .alert(let content), .confirmationDialog(let content):
-            writer.writeVerbatim(#","title":"#)
-            writer.write(string: content.title)
+            object.write("title", string: content.title)
             if let message = content.message {
-                writer.writeVerbatim(#","message":"#)
-                writer.write(string: message)
+                object.write("message", string: message)
             }
-            writer.writeVerbatim(#","buttons":["#)
-            for (index, button) in content.buttons.enumerated() {
-                writer.writeVerbatim(index > 0 ? #",{"id":"# : #"{"id":"#)
-                writer.write(string: button.id)
-                writer.writeVerbatim(#","label":"#)
-                writer.write(string: button.label)
-                writer.writeVerbatim(#","role":"#)
-                writer.write(string: button.role.rawValue)
-                writer.writeVerbatim("}")
+            object.array("buttons") { buttons in
+                for button in content.buttons {
+                    buttons.object { object in
+                        object.write("id", string: button.id)
+                        object.write("label", string: button.label)
+                        object.write("role", string: button.role.rawValue)
+                    }
+                }
             }
-            writer.writeVerbatim("]")
         case .progress(let progress):
             if let message = progress.message {
-                writer.writeVerbatim(#","message":"#)
-                writer.write(string: message)
+                object.write("message", string: message)
             }
-            writer.writeVerbatim(#","total":"#)
-            writer.write(JSONValue(progress.total))
-            writer.writeVerbatim(#","completed":"#)
-            writer.write(JSONValue(progress.completed))
+            object.write("total", JSONValue(progress.total))
+            object.write("completed", JSONValue(progress.completed))
         case .fullScreenCover, .popover, .dialog:
             break
         }
@@ -99,36 +80,33 @@ extension ModalContent {
 
 extension Session: JSONWritable {
     public func write(to writer: inout JSONWriter) {
-        writer.writeVerbatim(#"{"id":"#)
-        writer.write(string: id)
-        writer.writeVerbatim(#","version":"#)
-        writer.write(integer: version)
-        writer.writeVerbatim(#","createdAt":"#)
-        writer.write(createdAt)
-        writer.writeVerbatim(#","updatedAt":"#)
-        writer.write(updatedAt)
-        writer.writeVerbatim(#","stack":["#)
-        // The top is the last of the stack: its text is copied rather than written again.
-        var top: Range<Int>?
-        for (index, presentation) in stack.enumerated() {
-            if index > 0 { writer.writeVerbatim(",") }
-            let start = writer.bytes.count
-            presentation.write(to: &writer)
-            top = start..<writer.bytes.count
+        writer.object { object in
+            object.write("id", string: id)
+            object.write("version", integer: version)
+            object.write("createdAt", createdAt)
+            object.write("updatedAt", updatedAt)
+            // The top is the last of the stack: its text is copied rather than written again.
+            var top: Range<Int>?
+            object.array("stack") { array in
+                for presentation in stack {
+                    array.element { writer in
+                        let start = writer.bytes.count
+                        presentation.write(to: &writer)
+                        top = start..<writer.bytes.count
+                    }
+                }
+            }
+            object.member("top") { writer in
+                if let top {
+                    writer.bytes.append(contentsOf: Array(writer.bytes[top]))
+                } else {
+                    writer.write(.null)
+                }
+            }
+            object.write("queue", queue)
+            object.write("ttl", integer: ttlSeconds)
+            object.write("expiresAt", expiresAt)
         }
-        writer.writeVerbatim(#"],"top":"#)
-        if let top {
-            writer.bytes.append(contentsOf: Array(writer.bytes[top]))
-        } else {
-            writer.writeVerbatim("null")
-        }
-        writer.writeVerbatim(#","queue":"#)
-        writer.write(queue)
-        writer.writeVerbatim(#","ttl":"#)
-        writer.write(integer: ttlSeconds)
-        writer.writeVerbatim(#","expiresAt":"#)
-        writer.write(expiresAt)
-        writer.writeVerbatim("}")
     }
 }
 

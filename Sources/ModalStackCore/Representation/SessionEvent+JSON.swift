@@ -1,28 +1,18 @@
 /// The JSON forms of the event log: what the API serves and what the store keeps.
 extension SessionEvent: JSONWritable {
     public func write(to writer: inout JSONWriter) {
-        writer.writeVerbatim("{")
-        writeMembers(to: &writer)
-        writer.writeVerbatim("}")
+        writer.object { writeMembers(to: &$0) }
     }
 
-    /// `"type", "presentationId"?, "presentation"?, …details`, without the braces; the details
-    /// never hold those three keys (`init(json:)` takes them out).
-    fileprivate func writeMembers(to writer: inout JSONWriter) {
-        writer.writeVerbatim(#""type":"#)
-        writer.write(string: kind.rawValue)
+    /// `"type", "presentationId"?, "presentation"?, …details`; the details never hold those three
+    /// keys (`init(json:)` takes them out).
+    fileprivate func writeMembers(to object: inout JSONObjectWriter) {
+        object.write("type", string: kind.rawValue)
         if let presentation {
-            writer.writeVerbatim(#","presentationId":"#)
-            writer.write(string: presentation.id)
-            writer.writeVerbatim(#","presentation":"#)
-            writer.write(presentation)
+            object.write("presentationId", string: presentation.id)
+            object.write("presentation", presentation)
         }
-        for member in details.members {
-            writer.writeVerbatim(",")
-            writer.write(string: member.key)
-            writer.writeVerbatim(":")
-            writer.write(member.value)
-        }
+        object.write(membersOf: details)
     }
 
     /// Reads the form `write(to:)` writes.
@@ -39,15 +29,12 @@ extension SessionEvent: JSONWritable {
 extension SessionChange: JSONWritable {
     /// `{"version", "at", "events": […], "stack": [ids]}`
     public func write(to writer: inout JSONWriter) {
-        writer.writeVerbatim(#"{"version":"#)
-        writer.write(integer: version)
-        writer.writeVerbatim(#","at":"#)
-        writer.write(at)
-        writer.writeVerbatim(#","events":"#)
-        writer.write(events)
-        writer.writeVerbatim(#","stack":"#)
-        writer.write(strings: stackIDs)
-        writer.writeVerbatim("}")
+        writer.object { object in
+            object.write("version", integer: version)
+            object.write("at", at)
+            object.write("events", events)
+            object.write("stack", strings: stackIDs)
+        }
     }
 
     /// The log's flat form: each event with the version and time of its change.
@@ -78,12 +65,10 @@ public struct FlatEvent: Sendable, JSONWritable {
     public var event: SessionEvent
 
     public func write(to writer: inout JSONWriter) {
-        writer.writeVerbatim(#"{"version":"#)
-        writer.write(integer: version)
-        writer.writeVerbatim(#","at":"#)
-        writer.write(at)
-        writer.writeVerbatim(",")
-        event.writeMembers(to: &writer)
-        writer.writeVerbatim("}")
+        writer.object { object in
+            object.write("version", integer: version)
+            object.write("at", at)
+            event.writeMembers(to: &object)
+        }
     }
 }

@@ -225,13 +225,11 @@ struct Endpoints: Sendable {
         let next: JSONValue =
             last < session.version ? .string("/v1/sessions/\(sessionID)/events?after=\(last)&limit=\(limit)") : .null
         var writer = JSONWriter(capacity: 4096)
-        writer.writeVerbatim(#"{"events":"#)
-        writer.write(logged.flatMap(\.flatEvents))
-        writer.writeVerbatim(#","version":"#)
-        writer.write(integer: session.version)
-        writer.writeVerbatim(#","next":"#)
-        writer.write(next)
-        writer.writeVerbatim("}")
+        writer.object { object in
+            object.write("events", logged.flatMap(\.flatEvents))
+            object.write("version", integer: session.version)
+            object.write("next", next)
+        }
         return Responses.sessionBody(200, writer.bytes, session)
     }
 

@@ -58,25 +58,20 @@ enum Responses {
         _ status: Int, _ subject: ChangeSubject, _ outcome: CommandOutcome, headers: HTTPHeaders = HTTPHeaders()
     ) -> HTTPResponse {
         var writer = JSONWriter(capacity: 4096)
-        switch subject {
-        case .presentation(let presentation, let position):
-            writer.writeVerbatim(#"{"presentation":"#)
-            writer.write(presentation)
-            if let position {
-                writer.writeVerbatim(#","position":"#)
-                writer.write(integer: Int64(position))
+        writer.object { object in
+            switch subject {
+            case .presentation(let presentation, let position):
+                object.write("presentation", presentation)
+                if let position {
+                    object.write("position", integer: Int64(position))
+                }
+            case .dismissed(let presentations):
+                object.write("dismissed", presentations)
             }
-        case .dismissed(let presentations):
-            writer.writeVerbatim(#"{"dismissed":"#)
-            writer.write(presentations)
+            object.write("promoted", outcome.promoted)
+            object.write("transition", outcome.transition.json)
+            object.write("session", outcome.session)
         }
-        writer.writeVerbatim(#","promoted":"#)
-        writer.write(outcome.promoted)
-        writer.writeVerbatim(#","transition":"#)
-        writer.write(outcome.transition.json)
-        writer.writeVerbatim(#","session":"#)
-        writer.write(outcome.session)
-        writer.writeVerbatim("}")
         return sessionBody(status, writer.bytes, outcome.session, headers: headers)
     }
 

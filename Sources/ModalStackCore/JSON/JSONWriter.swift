@@ -111,15 +111,6 @@ public struct JSONWriter {
         }
     }
 
-    /// Appends `text` as it is: a piece of JSON syntax the caller vouches for, such as `{"time":`.
-    ///
-    /// Deprecated: write through ``object(_:)`` and ``array(_:)``, which place the syntax
-    /// themselves. Kept until the last callers (in ModalStackAPI's responses and endpoints) are
-    /// converted; then removed.
-    public mutating func writeVerbatim(_ text: StaticString) {
-        append(text)
-    }
-
     /// Appends a value that writes itself.
     public mutating func write(_ value: some JSONWritable) {
         value.write(to: &self)

@@ -1,3 +1,4 @@
+import CMicroHTTPD
 import Glibc
 
 /// A peer's address as the socket gave it, formatted only when read: every request carries one,

@@ -23,6 +23,11 @@ var package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
         ),
+        .systemLibrary(
+            name: "CCrypto",
+            pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"])]
+        ),
         .target(name: "Locking"),
         .target(name: "Timekeeping"),
         .target(name: "ModalStackCore"),

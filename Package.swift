@@ -41,6 +41,7 @@ var package = Package(
             name: "ModalStackService",
             dependencies: ["ModalStackCore", "ModalStackStore", "Locking", "Timekeeping"]
         ),
+        .target(name: "ModalStackTokens", dependencies: ["CCrypto", "ModalStackCore", "Timekeeping"]),
         .target(name: "ModalStackHTTP", dependencies: ["CMicroHTTPD", "Locking", "Timekeeping"]),
         .target(
             name: "ModalStackAPI",

@@ -69,6 +69,10 @@ var package = Package(
                 "Locking",
             ]
         ),
+        .testTarget(
+            name: "ModalStackTokensTests",
+            dependencies: ["ModalStackTokens", "ModalStackCore", "ModalStackTestSupport", "Timekeeping"]
+        ),
         .testTarget(name: "ModalStackHTTPTests", dependencies: ["ModalStackHTTP", "ModalStackTestSupport", "Locking"]),
         .testTarget(
             name: "ModalStackAPITests",

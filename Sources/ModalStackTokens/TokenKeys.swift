@@ -97,3 +97,16 @@ public struct TokenKeyError: Error, Sendable, CustomStringConvertible {
         }
     }
 }
+
+/// Says how many keys of each kind there are, never what they are: keys end up in logs by way of
+/// `print`, `dump` and test failures.
+extension TokenKeys: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    public var description: String {
+        let ed25519 = publicKeys.count { $0.kind == .ed25519 }
+        return "TokenKeys(\(secrets.count) secrets, \(ed25519) Ed25519 keys, \(publicKeys.count - ed25519) P-256 keys)"
+    }
+
+    public var debugDescription: String { description }
+
+    public var customMirror: Mirror { Mirror(self, children: [:]) }
+}

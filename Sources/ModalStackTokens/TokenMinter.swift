@@ -54,3 +54,12 @@ public struct TokenMinter: Sendable {
         return (signingInput + "." + Base64URL.encode(signature), Timestamp(millisecondsSinceEpoch: expires * 1000))
     }
 }
+
+/// Never shows its secret.
+extension TokenMinter: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    public var description: String { "TokenMinter(audience: \(audience.map { "\"\($0)\"" } ?? "none"))" }
+
+    public var debugDescription: String { description }
+
+    public var customMirror: Mirror { Mirror(self, children: [:]) }
+}

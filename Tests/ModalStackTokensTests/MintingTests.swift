@@ -117,6 +117,24 @@ struct KeyTests {
         #expect(Fixtures.keys(secrets: [], pems: []).algorithms.isEmpty)
     }
 
+    @Test("keys and minters describe themselves without their secrets, however they are printed")
+    func descriptions() throws {
+        let keys = Fixtures.keys()
+        let minter = try #require(TokenMinter(keys: keys, audience: "modalstack", time: ManualTime()))
+        #expect("\(keys)" == "TokenKeys(1 secrets, 1 Ed25519 keys, 1 P-256 keys)")
+        #expect("\(minter)" == #"TokenMinter(audience: "modalstack")"#)
+        let secretBytes = Fixtures.secret.map(String.init).joined(separator: ", ")
+        for text in [String(reflecting: keys), String(reflecting: minter), dumped(keys), dumped(minter)] {
+            #expect(!text.contains(secretBytes) && !text.contains("first secret"), "\(text)")
+        }
+    }
+
+    private func dumped(_ value: Any) -> String {
+        var text = ""
+        dump(value, to: &text)
+        return text
+    }
+
     @Test("empty secrets, unreadable PEM, and keys of other kinds or curves are refused, by position")
     func refusedKeys() throws {
         #expect(error(secrets: [Fixtures.secret, []], pems: []) == "token secret 2 is empty")

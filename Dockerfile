@@ -5,7 +5,7 @@ FROM swift:6.3.1-bookworm AS build
 # Debian 12 is a stable release: its security updates should flow in, so versions are not pinned.
 # hadolint ignore=DL3008
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends libmicrohttpd-dev libsqlite3-dev pkg-config \
+    && apt-get install -y --no-install-recommends libmicrohttpd-dev libsqlite3-dev libssl-dev pkg-config \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY Package.swift openapi.yaml ./

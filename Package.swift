@@ -46,7 +46,9 @@ var package = Package(
         .target(
             name: "ModalStackAPI",
             dependencies: [
-                "ModalStackCore", "ModalStackStore", "ModalStackService", "ModalStackHTTP", "Locking", "Timekeeping",
+                "ModalStackCore", "ModalStackStore", "ModalStackService", "ModalStackHTTP", "ModalStackTokens",
+                "Locking",
+                "Timekeeping",
             ],
             resources: [.embedInCode("Resources/openapi.yaml")]
         ),

@@ -1,6 +1,7 @@
 import ModalStackCore
 import ModalStackHTTP
 import ModalStackService
+import ModalStackTokens
 import Synchronization
 
 /// The REST endpoints: each maps an HTTP request to a service call and the result back to HTTP.
@@ -11,54 +12,85 @@ struct Endpoints: Sendable {
     let watch: SessionWatch
     let metrics: Metrics
 
+    let access: AccessControl
+    /// Mints client tokens; nil without `--token-secret`.
+    let minter: TokenMinter?
+    /// The longest life a minted token may be given, in seconds.
+    let maxTokenLifetimeSeconds: Int64
+
     func register(on router: inout Router) {
-        router.add("GET", "/livez") { _ in Responses.json(200, ["status": "alive"]) }
-        route(&router, "GET", "/readyz", readyz)
-        route(&router, "GET", "/metrics", metricsText)
-        router.add("GET", "/openapi.yaml") { _ in
+        route(&router, "GET", "/livez", .operations) { _ in Responses.json(200, ["status": "alive"]) }
+        route(&router, "GET", "/readyz", .operations, readyz)
+        route(&router, "GET", "/metrics", .operations, metricsText)
+        route(&router, "GET", "/openapi.yaml", .open) { _ in
             var headers = HTTPHeaders()
             headers.set("Content-Type", "application/yaml")
             return HTTPResponse(status: 200, headers: headers, body: OpenAPIDocument.bytes)
         }
-        change(&router, "POST", "/v1/sessions", createSessionWithServerID)
-        change(&router, "PUT", "/v1/sessions/{sessionId}", putSession)
-        router.addDeferred("GET", "/v1/sessions/{sessionId}") { request, reply in
-            watch.getSession(request, reply: reply)
-        }
-        change(&router, "DELETE", "/v1/sessions/{sessionId}", deleteSession)
-        change(&router, "POST", "/v1/sessions/{sessionId}/presentations", present)
-        route(&router, "GET", "/v1/sessions/{sessionId}/presentations/{presentationId}", getPresentation)
-        change(&router, "PATCH", "/v1/sessions/{sessionId}/presentations/{presentationId}", updatePresentation)
-        change(&router, "DELETE", "/v1/sessions/{sessionId}/presentations/{presentationId}", deletePresentation)
-        change(&router, "POST", "/v1/sessions/{sessionId}/dismiss", dismiss)
-        change(&router, "PUT", "/v1/sessions/{sessionId}/stack", replaceStack)
-        route(&router, "GET", "/v1/sessions/{sessionId}/events", events)
-        router.addDeferred("GET", "/v1/sessions/{sessionId}/events/stream") { request, reply in
-            watch.streamEvents(request, reply: reply)
-        }
-        route(&router, "GET", "/v1/sessions/{sessionId}/transition", transition)
-        route(&router, "GET", "/v1/destinations", destinations)
+        change(&router, "POST", "/v1/sessions", .admin, createSessionWithServerID)
+        change(&router, "PUT", "/v1/sessions/{sessionId}", .session(.write), putSession)
+        deferred(&router, "GET", "/v1/sessions/{sessionId}", .session(.read), watch.getSession)
+        change(&router, "DELETE", "/v1/sessions/{sessionId}", .admin, deleteSession)
+        route(&router, "POST", "/v1/sessions/{sessionId}/tokens", .admin, mintToken)
+        change(&router, "POST", "/v1/sessions/{sessionId}/presentations", .session(.write), present)
+        route(
+            &router, "GET", "/v1/sessions/{sessionId}/presentations/{presentationId}", .session(.read),
+            getPresentation)
+        change(
+            &router, "PATCH", "/v1/sessions/{sessionId}/presentations/{presentationId}", .session(.write),
+            updatePresentation)
+        change(
+            &router, "DELETE", "/v1/sessions/{sessionId}/presentations/{presentationId}", .session(.write),
+            deletePresentation)
+        change(&router, "POST", "/v1/sessions/{sessionId}/dismiss", .session(.write), dismiss)
+        change(&router, "PUT", "/v1/sessions/{sessionId}/stack", .session(.write), replaceStack)
+        route(&router, "GET", "/v1/sessions/{sessionId}/events", .session(.read), events)
+        deferred(&router, "GET", "/v1/sessions/{sessionId}/events/stream", .session(.read), watch.streamEvents)
+        route(&router, "GET", "/v1/sessions/{sessionId}/transition", .session(.read), transition)
+        route(&router, "GET", "/v1/destinations", .anyClient, destinations)
     }
 
+    /// An endpoint answered at once, once its credential lets it in.
     private func route(
-        _ router: inout Router, _ method: String, _ pattern: String,
+        _ router: inout Router, _ method: String, _ pattern: String, _ required: Access,
         _ endpoint: @escaping @Sendable (HTTPRequest) throws -> HTTPResponse
     ) {
-        router.add(method, pattern) { request in Responses.guarded(endpoint, request) }
+        let access = self.access
+        router.add(method, pattern) { request in
+            switch access.authorize(request, for: required) {
+            case .failure(let problem): problem.response
+            case .success: Responses.guarded(endpoint, request)
+            }
+        }
+    }
+
+    /// An endpoint that answers later through `reply` (a long poll, an event stream), once its
+    /// credential lets it in; it gets the grant, whose expiry bounds how long it may answer.
+    private func deferred(
+        _ router: inout Router, _ method: String, _ pattern: String, _ required: Access,
+        _ endpoint: @escaping @Sendable (HTTPRequest, HTTPReply, Grant) throws -> Void
+    ) {
+        let access = self.access
+        router.addDeferred(method, pattern) { request, reply in
+            switch access.authorize(request, for: required) {
+            case .failure(let problem):
+                reply.send(problem.response)
+            case .success(let grant):
+                do {
+                    try endpoint(request, reply, grant)
+                } catch {
+                    reply.send(Responses.problem(for: error))
+                }
+            }
+        }
     }
 
     /// A change: answered from the committing thread once durable, so no worker waits for a commit.
     private func change(
-        _ router: inout Router, _ method: String, _ pattern: String,
+        _ router: inout Router, _ method: String, _ pattern: String, _ required: Access,
         _ endpoint: @escaping @Sendable (HTTPRequest, HTTPReply) throws -> Void
     ) {
-        router.addDeferred(method, pattern) { request, reply in
-            do {
-                try endpoint(request, reply)
-            } catch {
-                reply.send(Responses.problem(for: error))
-            }
-        }
+        deferred(&router, method, pattern, required) { request, reply, _ in try endpoint(request, reply) }
     }
 
     // MARK: Health
@@ -118,6 +150,62 @@ struct Endpoints: Sendable {
 
     private func deleteSession(_ request: HTTPRequest, reply: HTTPReply) throws {
         try changes.delete(sessionID: try request.sessionID(), request: request, reply: reply)
+    }
+
+    // MARK: Client tokens
+
+    /// `{"scope"?: "read write", "ttl"?: seconds}` → a token for the session, signed with the first secret.
+    private func mintToken(_ request: HTTPRequest) throws -> HTTPResponse {
+        let sessionID = try request.sessionID()
+        let body = try request.jsonBody(emptyBody: [:])
+        guard let minter else { throw Problem.tokensNotConfigured() }
+        let (scopes, lifetime) = try Self.tokenRequest(body, maxLifetimeSeconds: maxTokenLifetimeSeconds)
+        let minted = minter.mint(sessionID: sessionID, scopes: scopes, lifetimeSeconds: lifetime)
+        // A credential: no cache may keep it (RFC 6749 §5.1).
+        return Responses.json(
+            201,
+            [
+                "token": .string(minted.token), "expiresAt": .string(minted.expiresAt.rfc3339),
+                "scope": .string(TokenScope.claim(scopes)),
+            ], headers: ["Cache-Control": "no-store"])
+    }
+
+    /// The default life of a minted token: an hour, or the longest allowed if that is shorter.
+    static let defaultTokenLifetimeSeconds: Int64 = 3600
+
+    static func tokenRequest(_ body: JSONValue, maxLifetimeSeconds: Int64) throws(ModalError)
+        -> (scopes: Set<TokenScope>, lifetimeSeconds: Int64)
+    {
+        guard let object = body.objectValue else {
+            throw .validation([.init(pointer: "", message: "expected an object, got \(body.typeName)")])
+        }
+        var errors: [ModalError.FieldError] = []
+        var scopes = Set(TokenScope.allCases)
+        var lifetime = min(defaultTokenLifetimeSeconds, maxLifetimeSeconds)
+        for member in object.members {
+            let value = member.value
+            switch member.key {
+            case "scope":
+                if let parsed = value.stringValue.flatMap(TokenScope.parse(claim:)) {
+                    scopes = parsed
+                } else {
+                    errors.append(.init(pointer: "/scope", message: "must be \"read\", \"write\" or \"read write\""))
+                }
+            case "ttl":
+                if let seconds = value.intValue, (1...maxLifetimeSeconds).contains(Int64(seconds)) {
+                    lifetime = Int64(seconds)
+                } else {
+                    errors.append(
+                        .init(
+                            pointer: "/ttl",
+                            message: "must be a whole number of seconds from 1 to \(maxLifetimeSeconds)"))
+                }
+            default:
+                errors.append(.init(pointer: "/" + JSONPointer.escape(member.key), message: "is not a known field"))
+            }
+        }
+        guard errors.isEmpty else { throw .validation(errors) }
+        return (scopes, lifetime)
     }
 
     // MARK: Presentations

@@ -41,6 +41,7 @@ final class Metrics: CommitMetrics {
         var routes: [String: RouteRequests] = [:]
         var commits = Histogram()
         var presentationEvents: [SessionEvent.Kind: UInt64] = [:]
+        var authFailures: [String: UInt64] = [:]
     }
 
     private let state = LockedValue(State())
@@ -57,6 +58,11 @@ final class Metrics: CommitMetrics {
 
     func recordCommit(seconds: Double) {
         state.withLock { $0.commits.observe(seconds) }
+    }
+
+    /// A request refused for its credential; `reason` is a fixed label, never the credential.
+    func recordAuthFailure(reason: String) {
+        state.withLock { $0.authFailures[reason, default: 0] += 1 }
     }
 
     func recordEvents(_ events: [SessionEvent]) {
@@ -99,6 +105,11 @@ final class Metrics: CommitMetrics {
         for kind in SessionEvent.Kind.presentationEvents {
             text +=
                 "modalstack_presentation_events_total{event=\"\(kind.rawValue)\"} \(state.presentationEvents[kind] ?? 0)\n"
+        }
+        text += "# HELP modalstack_auth_failures_total Requests refused for their credential, by reason.\n"
+        text += "# TYPE modalstack_auth_failures_total counter\n"
+        for (reason, count) in state.authFailures.sorted(by: { $0.key < $1.key }) {
+            text += "modalstack_auth_failures_total{reason=\"\(reason)\"} \(count)\n"
         }
         for gauge in gauges {
             text +=

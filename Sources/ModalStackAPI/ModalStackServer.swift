@@ -5,6 +5,7 @@ import ModalStackCore
 import ModalStackHTTP
 import ModalStackService
 import ModalStackStore
+import ModalStackTokens
 import Timekeeping
 
 /// The whole service wired together over a store: the service, the endpoints, the HTTP server,
@@ -25,7 +26,10 @@ public final class ModalStackServer: Sendable {
     ) throws {
         self.configuration = configuration
         let catalog = try configuration.catalogPath.map(Self.loadCatalog)
-        let apiKeys = try configuration.apiKeys + (configuration.apiKeyFile.map(Self.loadKeys) ?? [])
+        let apiKeys =
+            try configuration.apiKeys
+            + (configuration.apiKeyFile.map { try Self.loadLines(path: $0, setting: "api-key-file") } ?? [])
+        let tokenKeys = try Self.loadTokenKeys(configuration)
         let store = try openStore(configuration)
         let metrics = Metrics()
         let rules = SessionRules(
@@ -37,13 +41,30 @@ public final class ModalStackServer: Sendable {
         let readiness = Readiness()
         let watch = SessionWatch(
             service: service, metrics: metrics, maxWaitSeconds: configuration.maxWaitSeconds,
-            heartbeatSeconds: configuration.heartbeatSeconds)
+            heartbeatSeconds: configuration.heartbeatSeconds, time: time)
+        let maxTokenLifetime = Int64(configuration.tokenMaxTTLSeconds)
+        let verifier = tokenKeys.map { keys in
+            TokenVerifier(
+                keys: keys, audience: configuration.tokenAudience, maxLifetimeSeconds: maxTokenLifetime,
+                leewaySeconds: Int64(configuration.tokenLeewaySeconds), time: time)
+        }
+        let access = AccessControl(
+            keys: apiKeys, verifier: verifier, leewaySeconds: Int64(configuration.tokenLeewaySeconds),
+            protectsOperations: configuration.authenticateOperations, metrics: metrics)
         let endpoints = Endpoints(
             service: service, changes: HTTPChanges(service: service, requiresIfMatch: configuration.requireIfMatch),
-            readiness: readiness, watch: watch, metrics: metrics)
+            readiness: readiness, watch: watch, metrics: metrics, access: access,
+            minter: tokenKeys.flatMap { TokenMinter(keys: $0, audience: configuration.tokenAudience, time: time) },
+            maxTokenLifetimeSeconds: maxTokenLifetime)
+        let crossOrigin = CrossOrigin(
+            origins: configuration.corsOrigins.isEmpty
+                ? .none : configuration.corsOrigins.contains("*") ? .any : .list(Set(configuration.corsOrigins)))
         var router = Router(
             notFound: { request in Problem.routeNotFound(request.path).response },
-            methodNotAllowed: { request, allowed in Problem.methodNotAllowed(request.method, allowed: allowed).response
+            methodNotAllowed: { request, allowed in
+                request.method == "OPTIONS"
+                    ? crossOrigin.options(request, allowed: allowed)
+                    : Problem.methodNotAllowed(request.method, allowed: allowed).response
             })
         endpoints.register(on: &router)
         let accessLog = AccessLog(format: configuration.logFormat, minimumLevel: configuration.logLevel)
@@ -67,8 +88,7 @@ public final class ModalStackServer: Sendable {
                     requestID: completed.requestID,
                     completed: completed.endedNormally))
         }
-        let responder = Authentication(
-            next: router, keys: apiKeys, protectsOperations: configuration.authenticateOperations)
+        let responder = CrossOrigin.Responder(policy: crossOrigin, next: router)
         self.http = HTTPServer(configuration: httpConfiguration, responder: responder, rejections: Self.render)
         self.service = service
         self.readiness = readiness
@@ -133,15 +153,31 @@ public final class ModalStackServer: Sendable {
         }
     }
 
-    /// One key per line; blank lines and lines starting with # are skipped.
-    private static func loadKeys(path: String) throws -> [String] {
-        let text = String(decoding: try readFile(path, setting: "api-key-file"), as: UTF8.self)
-        let keys = text.split(whereSeparator: \.isNewline).map { String($0).trimmingSpaces }
+    /// One key or secret per line; blank lines and lines starting with # are skipped.
+    private static func loadLines(path: String, setting: String) throws -> [String] {
+        let text = String(decoding: try readFile(path, setting: setting), as: UTF8.self)
+        let lines = text.split(whereSeparator: \.isNewline).map { String($0).trimmingSpaces }
             .filter { !$0.isEmpty && !$0.hasPrefix("#") }
-        guard !keys.isEmpty else {
-            throw ConfigurationFileError(setting: "api-key-file", path: path, message: "holds no key")
+        guard !lines.isEmpty else {
+            throw ConfigurationFileError(setting: setting, path: path, message: "holds no key")
         }
-        return keys
+        return lines
+    }
+
+    /// The keys client tokens may be signed with; nil when none is configured (tokens are off).
+    private static func loadTokenKeys(_ configuration: ServerConfiguration) throws -> TokenKeys? {
+        let secrets =
+            try configuration.tokenSecrets
+            + (configuration.tokenSecretFile.map { try loadLines(path: $0, setting: "token-secret-file") } ?? [])
+        let publicKeys = try configuration.tokenPublicKeyFiles.map { try readFile($0, setting: "token-public-key") }
+        guard !secrets.isEmpty || !publicKeys.isEmpty else { return nil }
+        do {
+            return try TokenKeys(secrets: secrets.map { Array($0.utf8) }, publicKeysPEM: publicKeys)
+        } catch {
+            throw ConfigurationFileError(
+                setting: "token-public-key", path: configuration.tokenPublicKeyFiles.joined(separator: ","),
+                message: error.description)
+        }
     }
 
     private static func readFile(_ path: String, setting: String) throws -> [UInt8] {

@@ -120,14 +120,46 @@ extension Problem {
         return problem
     }
 
-    static func unauthorized(keyGiven: Bool) -> Problem {
-        var problem = Problem(
-            slug: "unauthorized", status: 401, title: "Unauthorized",
-            detail: keyGiven ? "the API key is not valid" : "send an API key as Authorization: Bearer <key>")
+    static func unauthorized(keyGiven: Bool, tokensAccepted: Bool) -> Problem {
+        let detail =
+            keyGiven
+            ? "the API key is not valid"
+            : tokensAccepted
+                ? "send an API key or a client token as Authorization: Bearer <credential>"
+                : "send an API key as Authorization: Bearer <key>"
+        var problem = Problem(slug: "unauthorized", status: 401, title: "Unauthorized", detail: detail)
         problem.headers.set(
             "WWW-Authenticate",
             keyGiven ? #"Bearer realm="modalstack", error="invalid_token""# : #"Bearer realm="modalstack""#)
         return problem
+    }
+
+    /// A credential that is not a valid token (RFC 6750 `invalid_token`).
+    static func invalidToken(_ detail: String) -> Problem {
+        var problem = Problem(slug: "unauthorized", status: 401, title: "Unauthorized", detail: detail)
+        problem.headers.set("WWW-Authenticate", #"Bearer realm="modalstack", error="invalid_token""#)
+        return problem
+    }
+
+    /// A valid token used beyond what it grants (RFC 6750 `insufficient_scope`).
+    static func insufficientScope(_ detail: String) -> Problem {
+        var problem = Problem(slug: "forbidden", status: 403, title: "Forbidden", detail: detail)
+        problem.headers.set("WWW-Authenticate", #"Bearer realm="modalstack", error="insufficient_scope""#)
+        return problem
+    }
+
+    /// A credential sent in a way RFC 6750 does not allow (`invalid_request`).
+    static func invalidAuthorizationRequest(_ detail: String) -> Problem {
+        var problem = Problem(
+            slug: "invalid-credential-request", status: 400, title: "Invalid credential", detail: detail)
+        problem.headers.set("WWW-Authenticate", #"Bearer realm="modalstack", error="invalid_request""#)
+        return problem
+    }
+
+    static func tokensNotConfigured() -> Problem {
+        Problem(
+            slug: "tokens-not-configured", status: 409, title: "Tokens not configured",
+            detail: "the server mints tokens only when started with --token-secret")
     }
 
     static func sessionNotFound(_ id: String) -> Problem {

@@ -24,6 +24,19 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var apiKeyFile: String?
     /// Whether `/livez`, `/readyz` and `/metrics` need a key too.
     public var authenticateOperations = false
+    /// HS256 secrets client tokens may be signed with; the first signs minted ones. Never printed.
+    public var tokenSecrets: [String] = []
+    public var tokenSecretFile: String?
+    /// PEM files of public keys (Ed25519 or P-256) client tokens may be signed for.
+    public var tokenPublicKeyFiles: [String] = []
+    /// When set, a token's `aud` must name it.
+    public var tokenAudience: String?
+    /// The longest a token may live (`exp` after `iat`, or after now), in seconds.
+    public var tokenMaxTTLSeconds = 86_400
+    /// The clock skew allowed when checking `exp` and `nbf`, in seconds.
+    public var tokenLeewaySeconds = 30
+    /// Origins browsers may call from (exact, such as `https://app.example`), or `["*"]`; none: no CORS.
+    public var corsOrigins: [String] = []
     public var logFormat = AccessLog.Format.json
     public var logLevel = AccessLog.Level.info
     public var shutdownTimeoutSeconds = 10
@@ -184,6 +197,25 @@ private struct Setting: Sendable {
             })
     }
 
+    /// A comma-separated list of one or more non-empty items; a secret one is never printed.
+    static func list(
+        _ flag: String, _ valueName: String, _ summary: String,
+        _ keyPath: any WritableKeyPath<ServerConfiguration, [String]> & Sendable, printed: Bool
+    ) -> Setting {
+        Setting(
+            flag: flag, valueName: valueName, summary: summary,
+            defaultValue: { configuration in
+                let items = configuration[keyPath: keyPath]
+                return printed && !items.isEmpty ? items.joined(separator: ",") : "none"
+            },
+            assign: { configuration, text in
+                let items = text.split(separator: ",").map { String($0).trimmingSpaces }.filter { !$0.isEmpty }
+                guard !items.isEmpty else { return "expected one or more comma-separated values" }
+                configuration[keyPath: keyPath] = items
+                return nil
+            })
+    }
+
     /// A file path (or other non-empty text) that may be absent.
     static func path(
         _ flag: String, _ summary: String, _ keyPath: any WritableKeyPath<ServerConfiguration, String?> & Sendable
@@ -246,18 +278,33 @@ private let settings: [Setting] = [
     .integer(
         "session-ttl", "seconds a session lives without a change; a session may ask for its own (ttl)",
         1...Int(SessionRules.sessionTTLRange.upperBound), \.sessionTTLSeconds),
-    Setting(
-        flag: "api-key", valueName: "KEYS",
-        summary: "API keys (comma-separated) that /v1 requests must send as Authorization: Bearer",
-        defaultValue: { _ in "none" },
-        assign: { configuration, text in
-            let keys = text.split(separator: ",").map { String($0).trimmingSpaces }.filter { !$0.isEmpty }
-            guard !keys.isEmpty else { return "expected one or more comma-separated keys" }
-            configuration.apiKeys = keys
-            return nil
-        }),
+    .list(
+        "api-key", "KEYS", "API keys (comma-separated) that /v1 requests must send as Authorization: Bearer",
+        \.apiKeys, printed: false),
     .path("api-key-file", "a file of API keys, one per line (added to --api-key)", \.apiKeyFile),
     .boolean("auth-operations", "require the API key on /livez, /readyz and /metrics too", \.authenticateOperations),
+    .list(
+        "token-secret", "SECRETS", "HS256 secrets (comma-separated) client tokens may be signed with; the first signs",
+        \.tokenSecrets, printed: false),
+    .path("token-secret-file", "a file of token secrets, one per line (added to --token-secret)", \.tokenSecretFile),
+    .list(
+        "token-public-key", "FILES",
+        "PEM public keys (Ed25519 or P-256, comma-separated files) tokens may be signed for",
+        \.tokenPublicKeyFiles, printed: true),
+    Setting(
+        flag: "token-audience", valueName: "AUDIENCE", summary: "the aud a client token must name",
+        defaultValue: { $0.tokenAudience ?? "none" },
+        assign: { configuration, text in
+            guard !text.isEmpty else { return "expected an audience" }
+            configuration.tokenAudience = text
+            return nil
+        }),
+    .integer(
+        "token-max-ttl", "the longest a client token may live, in seconds", 60...30 * 86_400, \.tokenMaxTTLSeconds),
+    .integer("token-leeway", "clock skew allowed on a token's exp and nbf, in seconds", 0...300, \.tokenLeewaySeconds),
+    .list(
+        "cors-origins", "ORIGINS", "origins browsers may call from (comma-separated, exact), or *",
+        \.corsOrigins, printed: true),
     .choice("log-format", "FORMAT", "access log lines on standard output: json or logfmt", \.logFormat),
     .choice("log-level", "LEVEL", "debug, info, warn, error or off (requests log at info, 5xx at error)", \.logLevel),
     .integer(

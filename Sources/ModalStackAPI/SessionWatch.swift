@@ -4,6 +4,7 @@ import ModalStackCore
 import ModalStackHTTP
 import ModalStackService
 import Synchronization
+import Timekeeping
 
 /// Watching a session for changes without holding a worker thread: long polls (`GET` with
 /// `If-None-Match` and `Prefer: wait`) and Server-Sent Events. Both answer from the notifier
@@ -15,14 +16,23 @@ struct SessionWatch: Sendable {
     let maxWaitSeconds: Int
     /// How often an event stream sends a comment to keep proxies from closing it, in seconds.
     let heartbeatSeconds: Int
+    let time: any TimeSource
+
+    /// Milliseconds until the grant's credential expires; nil when it does not.
+    private func millisecondsLeft(_ grant: Grant) -> Int64? {
+        grant.usableUntil.map { max(0, $0.millisecondsSinceEpoch - time.wallMilliseconds()) }
+    }
 
     // MARK: Long poll
 
-    func getSession(_ request: HTTPRequest, reply: HTTPReply) {
+    func getSession(_ request: HTTPRequest, reply: HTTPReply, grant: Grant) {
         do {
             let id = try request.sessionID()
             let condition = try request.ifNoneMatch()
-            let wait = try waitSeconds(request)
+            // A long poll is held no longer than its token lives.
+            let wait = try waitSeconds(request).map { wait in
+                millisecondsLeft(grant).map { min(wait, Int($0 / 1000)) } ?? wait
+            }
             let (session, body) = try service.existingRenderedSession(id: id)
             guard let condition, condition.matches(session.version, weakly: true) else {
                 reply.send(Responses.sessionBody(200, body, session))
@@ -90,7 +100,7 @@ struct SessionWatch: Sendable {
 
     // MARK: Server-Sent Events
 
-    func streamEvents(_ request: HTTPRequest, reply: HTTPReply) {
+    func streamEvents(_ request: HTTPRequest, reply: HTTPReply, grant: Grant) {
         do {
             let id = try request.sessionID()
             let session = try service.existingSession(id: id)
@@ -128,6 +138,13 @@ struct SessionWatch: Sendable {
                 metrics.eventStreamsOpen.subtract(1, ordering: .relaxed)
             }
             Heartbeat.start(every: heartbeatSeconds, on: stream)
+            // A stream opened with a token ends when the token does. Weakly: a stream closed before
+            // then has let its pump go (the subscription held it), and the timer finds nothing.
+            if let left = millisecondsLeft(grant) {
+                DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(Int(left))) { [weak pump] in
+                    pump?.endForExpiredToken()
+                }
+            }
             pump.catchUp()
         } catch {
             reply.send(Responses.problem(for: error))
@@ -213,6 +230,15 @@ final class EventPump: Sendable {
                 stream.close()
             }
         }
+    }
+
+    /// The token the stream was opened with expired: says so and ends the stream.
+    func endForExpiredToken() {
+        stream.write(
+            Self.frame(
+                id: nil, event: "tokenExpired",
+                data: JSONValue.object(["type": "tokenExpired", "sessionId": .string(sessionID)]).serialized()))
+        stream.close()
     }
 
     /// The session was deleted: says so and ends the stream.

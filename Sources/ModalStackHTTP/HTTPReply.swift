@@ -16,10 +16,12 @@ public final class HTTPReply: Sendable {
         case callback(@Sendable (HTTPResponse) -> Void, onWrite: @Sendable ([UInt8]) -> Void)
     }
 
-    /// What the lock guards: the answer's state, and the route template the completion hook reports.
+    /// What the lock guards: the answer's state, the route template the completion hook reports,
+    /// and the headers every answer gets.
     private struct State {
         var machine: ReplyStateMachine
         var routeTemplate: String?
+        var extraHeaders: [(name: String, value: String)] = []
     }
 
     private let destination: Destination
@@ -70,11 +72,17 @@ public final class HTTPReply: Sendable {
         return answer(.stream(head: HTTPResponse(status: status, headers: headers), stream)) ? stream : nil
     }
 
+    /// Adds `headers` to whatever answer this reply sends, a response or a stream's head: for a
+    /// layer in front of the responder (CORS) that does not see the response itself.
+    public func addHeaders(_ headers: HTTPHeaders) {
+        state.withLock { $0.extraHeaders += headers.fields }
+    }
+
     /// Delivers the first answer; returns whether this one was taken.
     @discardableResult
     private func answer(_ answer: ReplyStateMachine.Answer) -> Bool {
         let (taken, callbackAnswer) = state.withLock { state -> (Bool, ReplyStateMachine.Answer?) in
-            switch state.machine.send(answer) {
+            switch state.machine.send(Self.adding(state.extraHeaders, to: answer)) {
             case .ignored:
                 return (false, nil)
             case .none:
@@ -101,6 +109,20 @@ public final class HTTPReply: Sendable {
             }
         }
         return taken
+    }
+
+    private static func adding(
+        _ headers: [(name: String, value: String)], to answer: ReplyStateMachine.Answer
+    ) -> ReplyStateMachine.Answer {
+        guard !headers.isEmpty else { return answer }
+        switch answer {
+        case .response(var response):
+            for (name, value) in headers { response.headers.add(name, value) }
+            return .response(response)
+        case .stream(var head, let stream):
+            for (name, value) in headers { head.headers.add(name, value) }
+            return .stream(head: head, stream)
+        }
     }
 
     /// Whether a response was sent or a stream started.

@@ -122,6 +122,31 @@ import Testing
         #expect(received.all == [first])
     }
 
+    @Test func addedHeadersGoWithTheResponseOrTheStreamHead() {
+        let received = ResponseCollector()
+        let reply = HTTPReply(onSend: { received.append($0) })
+        reply.addHeaders(["Vary": "Origin"])
+        reply.addHeaders(["Access-Control-Allow-Origin": "https://app.test"])
+        reply.send(HTTPResponse(status: 200, headers: ["ETag": "\"1\""], body: [1]))
+        #expect(
+            received.all == [
+                HTTPResponse(
+                    status: 200,
+                    headers: HTTPHeaders([
+                        ("ETag", "\"1\""), ("Vary", "Origin"), ("Access-Control-Allow-Origin", "https://app.test"),
+                    ]), body: [1])
+            ])
+        let streamed = ResponseCollector()
+        let streamReply = HTTPReply(onSend: { streamed.append($0) })
+        streamReply.addHeaders(["Vary": "Origin"])
+        _ = streamReply.startStream(status: 200, headers: ["Content-Type": "text/event-stream"])
+        #expect(
+            streamed.all == [
+                HTTPResponse(
+                    status: 200, headers: HTTPHeaders([("Content-Type", "text/event-stream"), ("Vary", "Origin")]))
+            ])
+    }
+
     @Test func detachedReplyStreamsToItsCallbacks() {
         let received = ResponseCollector()
         let written = LockedValue<[UInt8]>([])

@@ -21,7 +21,7 @@ RUN swift build -c release --product modalstack --static-swift-stdlib \
 FROM debian:bookworm-slim
 # hadolint ignore=DL3008
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends libmicrohttpd12 libsqlite3-0 \
+    && apt-get install -y --no-install-recommends libmicrohttpd12 libsqlite3-0 libssl3 \
     && rm -rf /var/lib/apt/lists/* \
     && groupadd --system --gid 10001 modalstack \
     && useradd --system --uid 10001 --gid 10001 --home-dir /var/lib/modalstack --create-home modalstack \

@@ -23,6 +23,11 @@ var package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
         ),
+        .systemLibrary(
+            name: "CCrypto",
+            pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"])]
+        ),
         .target(name: "Locking"),
         .target(name: "Timekeeping"),
         .target(name: "ModalStackCore"),
@@ -36,6 +41,7 @@ var package = Package(
             name: "ModalStackService",
             dependencies: ["ModalStackCore", "ModalStackStore", "Locking", "Timekeeping"]
         ),
+        .target(name: "ModalStackTokens", dependencies: ["CCrypto", "ModalStackCore", "Timekeeping"]),
         .target(name: "ModalStackHTTP", dependencies: ["CMicroHTTPD", "Locking", "Timekeeping"]),
         .target(
             name: "ModalStackAPI",
@@ -62,6 +68,10 @@ var package = Package(
                 "ModalStackService", "ModalStackSQLite", "ModalStackStore", "ModalStackCore", "ModalStackTestSupport",
                 "Locking",
             ]
+        ),
+        .testTarget(
+            name: "ModalStackTokensTests",
+            dependencies: ["ModalStackTokens", "ModalStackCore", "ModalStackTestSupport", "Timekeeping"]
         ),
         .testTarget(name: "ModalStackHTTPTests", dependencies: ["ModalStackHTTP", "ModalStackTestSupport", "Locking"]),
         .testTarget(

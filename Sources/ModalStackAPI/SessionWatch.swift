@@ -128,7 +128,7 @@ struct SessionWatch: Sendable {
             let subscription = notifier.subscribe(to: id) { notification in
                 switch notification {
                 case .changed: pump.catchUp()
-                case .deleted: pump.end()
+                case .deleted: pump.end(.sessionDeleted)
                 case .shutdown: stream.close()
                 }
             }
@@ -142,7 +142,7 @@ struct SessionWatch: Sendable {
             // then has let its pump go (the subscription held it), and the timer finds nothing.
             if let left = millisecondsLeft(grant) {
                 DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(Int(left))) { [weak pump] in
-                    pump?.endForExpiredToken()
+                    pump?.end(.tokenExpired)
                 }
             }
             pump.catchUp()
@@ -232,21 +232,19 @@ final class EventPump: Sendable {
         }
     }
 
-    /// The token the stream was opened with expired: says so and ends the stream.
-    func endForExpiredToken() {
-        stream.write(
-            Self.frame(
-                id: nil, event: "tokenExpired",
-                data: JSONValue.object(["type": "tokenExpired", "sessionId": .string(sessionID)]).serialized()))
-        stream.close()
+    /// Why a stream ends before the client leaves: sent as the last event, with no `id`.
+    enum Ending: String {
+        case sessionDeleted
+        case tokenExpired
     }
 
-    /// The session was deleted: says so and ends the stream.
-    func end() {
+    /// Says why the stream ends, and ends it.
+    func end(_ ending: Ending) {
         stream.write(
             Self.frame(
-                id: nil, event: "sessionDeleted",
-                data: JSONValue.object(["type": "sessionDeleted", "sessionId": .string(sessionID)]).serialized()))
+                id: nil, event: ending.rawValue,
+                data: JSONValue.object(["type": .string(ending.rawValue), "sessionId": .string(sessionID)])
+                    .serialized()))
         stream.close()
     }
 

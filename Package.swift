@@ -10,7 +10,9 @@ var package = Package(
     name: "ModalStack",
     platforms: [.macOS(.v15)],
     products: [
-        .executable(name: "modalstack", targets: ["modalstack"])
+        .executable(name: "modalstack", targets: ["modalstack"]),
+        // What an app adds: Foundation only, no other target of this package.
+        .library(name: "ModalStackClient", targets: ["ModalStackClient"]),
     ],
     targets: [
         .systemLibrary(
@@ -56,6 +58,7 @@ var package = Package(
             name: "modalstack",
             dependencies: ["ModalStackAPI", "ModalStackStore", "ModalStackSQLite", "Timekeeping"]
         ),
+        .target(name: "ModalStackClient"),
         // For the test targets only: no product and no other target depends on it.
         .target(name: "ModalStackTestSupport", dependencies: ["ModalStackHTTP", "Locking", "Timekeeping"]),
 
@@ -84,6 +87,7 @@ var package = Package(
             name: "IntegrationTests",
             dependencies: ["ModalStackCore", "ModalStackHTTP", "ModalStackTestSupport", "Locking", "modalstack"]
         ),
+        .testTarget(name: "ModalStackClientTests", dependencies: ["ModalStackClient"], exclude: ["Fixtures"]),
         .testTarget(name: "ModalStackTestSupportTests", dependencies: ["ModalStackTestSupport", "ModalStackHTTP"]),
     ]
 )

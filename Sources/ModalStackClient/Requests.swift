@@ -1,0 +1,280 @@
+import Foundation
+
+/// One button of an alert or confirmation dialog, as asked for; `role` defaults to `default`.
+public struct AlertButtonRequest: Codable, Sendable, Hashable {
+    public var id: String
+    public var label: String
+    public var role: ButtonRole?
+
+    public init(id: String, label: String, role: ButtonRole? = nil) {
+        self.id = id
+        self.label = label
+        self.role = role
+    }
+}
+
+/// What to show: the body of `POST …/presentations`, and an entry of a stack replacement.
+///
+/// Optional members left `nil` are not sent, so the server applies its defaults.
+public struct PresentRequest: Sendable, Hashable {
+    /// The style to present with and its fields; `nil` members take the server's defaults.
+    public enum Style: Sendable, Hashable {
+        /// Detents default to `[]`, `interactiveDismissDisabled` to `false`.
+        case sheet(detents: [Detent]? = nil, interactiveDismissDisabled: Bool? = nil)
+        case fullScreenCover
+        case popover
+        /// Without `buttons` the alert gets one: OK, role `default`.
+        case alert(title: String, message: String? = nil, buttons: [AlertButtonRequest]? = nil)
+        case confirmationDialog(title: String, message: String? = nil, buttons: [AlertButtonRequest])
+        case dialog
+        /// `completed` defaults to 0.
+        case progress(message: String? = nil, total: Double, completed: Double? = nil)
+
+        /// The style's name.
+        public var kind: ModalStyle.Kind {
+            switch self {
+            case .sheet: .sheet
+            case .fullScreenCover: .fullScreenCover
+            case .popover: .popover
+            case .alert: .alert
+            case .confirmationDialog: .confirmationDialog
+            case .dialog: .dialog
+            case .progress: .progress
+            }
+        }
+    }
+
+    /// What `POST …/presentations` does when the stacking rules block the present.
+    public enum WhenBlocked: String, Codable, Sendable, Hashable {
+        /// Wait in the session's queue (`202`), the default.
+        case queue
+        /// Refuse with the `409` naming the rule.
+        case reject
+    }
+
+    public var destination: String
+    /// The style; a request without `style` on the wire is a sheet, and one is always sent.
+    public var style: Style
+    /// The identity in the session; defaults to `destination`.
+    public var key: String?
+    /// Defaults to `{}`.
+    public var payload: JSONObject?
+    /// Defaults to `false`.
+    public var locked: Bool?
+    /// Defaults to `queue`.
+    public var whenBlocked: WhenBlocked?
+
+    public init(
+        destination: String, style: Style = .sheet(), key: String? = nil, payload: JSONObject? = nil,
+        locked: Bool? = nil, whenBlocked: WhenBlocked? = nil
+    ) {
+        self.destination = destination
+        self.style = style
+        self.key = key
+        self.payload = payload
+        self.locked = locked
+        self.whenBlocked = whenBlocked
+    }
+}
+
+extension PresentRequest: Codable {
+    private enum CodingKeys: String, CodingKey {
+        case destination, style, key, payload, locked, whenBlocked
+        case detents, interactiveDismissDisabled, title, message, buttons, total, completed
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        destination = try container.decode(String.self, forKey: .destination)
+        key = try container.decodeIfPresent(String.self, forKey: .key)
+        payload = try container.decodeIfPresent(JSONObject.self, forKey: .payload)
+        locked = try container.decodeIfPresent(Bool.self, forKey: .locked)
+        whenBlocked = try container.decodeIfPresent(WhenBlocked.self, forKey: .whenBlocked)
+        switch try container.decodeIfPresent(ModalStyle.Kind.self, forKey: .style) ?? .sheet {
+        case .sheet:
+            style = .sheet(
+                detents: try container.decodeIfPresent([Detent].self, forKey: .detents),
+                interactiveDismissDisabled: try container.decodeIfPresent(
+                    Bool.self, forKey: .interactiveDismissDisabled))
+        case .fullScreenCover: style = .fullScreenCover
+        case .popover: style = .popover
+        case .alert:
+            style = .alert(
+                title: try container.decode(String.self, forKey: .title),
+                message: try container.decodeIfPresent(String.self, forKey: .message),
+                buttons: try container.decodeIfPresent([AlertButtonRequest].self, forKey: .buttons))
+        case .confirmationDialog:
+            style = .confirmationDialog(
+                title: try container.decode(String.self, forKey: .title),
+                message: try container.decodeIfPresent(String.self, forKey: .message),
+                buttons: try container.decode([AlertButtonRequest].self, forKey: .buttons))
+        case .dialog: style = .dialog
+        case .progress:
+            style = .progress(
+                message: try container.decodeIfPresent(String.self, forKey: .message),
+                total: try container.decode(Double.self, forKey: .total),
+                completed: try container.decodeIfPresent(Double.self, forKey: .completed))
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(destination, forKey: .destination)
+        try container.encode(style.kind, forKey: .style)
+        try container.encodeIfPresent(key, forKey: .key)
+        try container.encodeIfPresent(payload, forKey: .payload)
+        try container.encodeIfPresent(locked, forKey: .locked)
+        try container.encodeIfPresent(whenBlocked, forKey: .whenBlocked)
+        switch style {
+        case .sheet(let detents, let interactiveDismissDisabled):
+            try container.encodeIfPresent(detents, forKey: .detents)
+            try container.encodeIfPresent(interactiveDismissDisabled, forKey: .interactiveDismissDisabled)
+        case .alert(let title, let message, let buttons):
+            try container.encode(title, forKey: .title)
+            try container.encodeIfPresent(message, forKey: .message)
+            try container.encodeIfPresent(buttons, forKey: .buttons)
+        case .confirmationDialog(let title, let message, let buttons):
+            try container.encode(title, forKey: .title)
+            try container.encodeIfPresent(message, forKey: .message)
+            try container.encode(buttons, forKey: .buttons)
+        case .progress(let message, let total, let completed):
+            try container.encodeIfPresent(message, forKey: .message)
+            try container.encode(total, forKey: .total)
+            try container.encodeIfPresent(completed, forKey: .completed)
+        case .fullScreenCover, .popover, .dialog:
+            break
+        }
+    }
+}
+
+/// The body of `PATCH …/presentations/{id}`: absent (`nil`) members keep their value.
+public struct UpdateRequest: Codable, Sendable, Hashable {
+    /// Replaces the whole payload.
+    public var payload: JSONObject?
+    /// Progress only.
+    public var message: String?
+    /// Progress only.
+    public var total: Double?
+    /// Progress only; at most `total` once applied.
+    public var completed: Double?
+
+    public init(payload: JSONObject? = nil, message: String? = nil, total: Double? = nil, completed: Double? = nil) {
+        self.payload = payload
+        self.message = message
+        self.total = total
+        self.completed = completed
+    }
+}
+
+/// The body of `POST …/dismiss`: what to dismiss, with an optional answer and `force`.
+public struct DismissRequest: Sendable, Hashable {
+    /// What to remove.
+    public enum Target: Sendable, Hashable {
+        /// The top presentation (no member sent).
+        case top
+        /// This many from the top.
+        case count(Int)
+        /// Everything above this presentation id, which becomes the top.
+        case to(String)
+        /// This presentation and everything above it, or this queued presentation alone.
+        case presentation(String)
+        /// The whole stack.
+        case all
+    }
+
+    public var target: Target
+    /// The answer; `nil` sends none, `.null` sends `null`. For an alert, `{"buttonId": …}`.
+    public var result: JSONValue?
+    /// Remove locked presentations too; `nil` sends nothing (the server's default is `false`).
+    public var force: Bool?
+
+    public init(_ target: Target = .top, result: JSONValue? = nil, force: Bool? = nil) {
+        self.target = target
+        self.result = result
+        self.force = force
+    }
+}
+
+extension DismissRequest: Codable {
+    private enum CodingKeys: String, CodingKey {
+        case count, to, presentation, all, result, force
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        var targets: [Target] = []
+        if let count = try container.decodeIfPresent(Int.self, forKey: .count) { targets.append(.count(count)) }
+        if let id = try container.decodeIfPresent(String.self, forKey: .to) { targets.append(.to(id)) }
+        if let id = try container.decodeIfPresent(String.self, forKey: .presentation) {
+            targets.append(.presentation(id))
+        }
+        if let all = try container.decodeIfPresent(Bool.self, forKey: .all) {
+            guard all else {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .all, in: container, debugDescription: "all may only be true")
+            }
+            targets.append(.all)
+        }
+        guard targets.count <= 1 else {
+            throw DecodingError.dataCorrupted(
+                .init(codingPath: container.codingPath, debugDescription: "at most one of count, to, presentation, all")
+            )
+        }
+        target = targets.first ?? .top
+        result = container.contains(.result) ? try container.decode(JSONValue.self, forKey: .result) : nil
+        force = try container.decodeIfPresent(Bool.self, forKey: .force)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        switch target {
+        case .top: break
+        case .count(let count): try container.encode(count, forKey: .count)
+        case .to(let id): try container.encode(id, forKey: .to)
+        case .presentation(let id): try container.encode(id, forKey: .presentation)
+        case .all: try container.encode(true, forKey: .all)
+        }
+        try container.encodeIfPresent(result, forKey: .result)
+        try container.encodeIfPresent(force, forKey: .force)
+    }
+}
+
+/// The body of `PUT …/stack`: the new stack, bottom first.
+public struct ReplaceStackRequest: Codable, Sendable, Hashable {
+    public var stack: [PresentRequest]
+    /// Remove locked presentations too; `nil` sends nothing.
+    public var force: Bool?
+
+    public init(stack: [PresentRequest], force: Bool? = nil) {
+        self.stack = stack
+        self.force = force
+    }
+}
+
+/// The body of `PUT /v1/sessions/{id}`; applies only when the request creates the session.
+public struct CreateSessionRequest: Codable, Sendable, Hashable {
+    /// Seconds the session lives after its last change (1 to 30 days); `nil` for the server's default.
+    public var ttl: Int?
+
+    public init(ttl: Int? = nil) { self.ttl = ttl }
+}
+
+/// What a client token lets its holder do with its session.
+public enum TokenScope: String, Codable, Sendable, Hashable, CaseIterable {
+    case read
+    case write
+    case readWrite = "read write"
+}
+
+/// The body of `POST …/tokens`; `nil` members take the server's defaults (both scopes, an hour).
+public struct TokenRequest: Codable, Sendable, Hashable {
+    /// `read`, `write` or `read write`, words in any order.
+    public var scope: String?
+    /// Seconds the token lives.
+    public var ttl: Int?
+
+    public init(scope: TokenScope? = nil, ttl: Int? = nil) {
+        self.scope = scope?.rawValue
+        self.ttl = ttl
+    }
+}

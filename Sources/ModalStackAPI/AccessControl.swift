@@ -16,6 +16,16 @@ enum Access: Sendable {
     case session(TokenScope)
 }
 
+extension Access {
+    /// Whether a client token can ever be enough here.
+    var acceptsTokens: Bool {
+        switch self {
+        case .anyClient, .session: true
+        case .open, .operations, .admin: false
+        }
+    }
+}
+
 /// The credential a request was let in with.
 enum Grant: Sendable {
     /// None was needed.
@@ -70,7 +80,9 @@ struct AccessControl: Sendable {
         }
         switch Self.credential(of: request) {
         case .none:
-            return refuse(.unauthorized(keyGiven: false, tokensAccepted: verifier != nil), reason: "missing")
+            return refuse(
+                .unauthorized(keyGiven: false, tokensAccepted: access.acceptsTokens && verifier != nil),
+                reason: "missing")
         case .conflicting(let detail):
             return refuse(.invalidAuthorizationRequest(detail), reason: "invalid_request")
         case .header(let credential):

@@ -68,7 +68,7 @@ public final class SessionService: Sendable {
         case .deleted:
             return nil
         case .miss:
-            let read = try readCommitted(id)
+            let read = try readFromStore(id)
             guard let stored = read.session else { return nil }
             pending.withLock { _ in
                 if read.isCurrent(settledBatches) { workingSet.loaded(stored) }
@@ -268,12 +268,20 @@ public final class SessionService: Sendable {
         return .queued
     }
 
-    /// The committed state of a session as the store holds it, read outside the commit lock
-    /// unless the working set already has it.
+    /// The committed state of a session, read outside the commit lock: from the working set,
+    /// or from the store when the working set does not have it.
     private func readCommitted(_ id: String) throws(StoreError) -> CommittedRead {
         let settled = settledBatches.load(ordering: .acquiring)
-        guard case .miss = workingSet.lookup(id) else { return CommittedRead(settledBatches: settled, session: nil) }
-        return CommittedRead(settledBatches: settled, session: try store.session(id: id), wasRead: true)
+        switch workingSet.lookup(id) {
+        case .session(let session, _): return CommittedRead(settledBatches: settled, session: session, fromStore: false)
+        case .deleted: return CommittedRead(settledBatches: settled, session: nil, fromStore: false)
+        case .miss: return try readFromStore(id)
+        }
+    }
+
+    private func readFromStore(_ id: String) throws(StoreError) -> CommittedRead {
+        let settled = settledBatches.load(ordering: .acquiring)
+        return CommittedRead(settledBatches: settled, session: try store.session(id: id), fromStore: true)
     }
 
     // MARK: Group commit
@@ -369,13 +377,16 @@ public protocol CommitMetrics: Sendable {
 struct CommittedRead {
     /// ``SessionService/settledBatches`` before the read.
     let settledBatches: UInt64
+    /// Nil: the session does not exist, or is deleted.
     let session: Session?
-    /// False when the working set held the session, so the store was not read.
-    var wasRead = false
+    /// Whether it came from the store (the working set did not hold it), so the working set
+    /// may be given it.
+    let fromStore: Bool
 
-    /// Whether no batch settled since the read, so the store still holds what it returned.
+    /// Whether no batch settled since the read, so it is still the committed state: only a
+    /// settling batch changes what the store or the working set holds for a session.
     func isCurrent(_ settled: borrowing Atomic<UInt64>) -> Bool {
-        wasRead && settled.load(ordering: .acquiring) == settledBatches
+        settled.load(ordering: .acquiring) == settledBatches
     }
 }
 
@@ -409,18 +420,21 @@ struct PendingState {
     }
 
     /// The session as the next change must see it: pending, else committed (an expired one
-    /// included, for the caller to judge); nil when `read` is no longer current.
+    /// included, for the caller to judge); nil when `read` is no longer current and the working
+    /// set does not hold the session.
     func latest(_ id: String, read: CommittedRead, workingSet: WorkingSet, settled: borrowing Atomic<UInt64>)
         -> (session: Session?, isPending: Bool)?
     {
         if let pending = sessions[id] { return (pending.session, true) }
+        if read.isCurrent(settled) {
+            if read.fromStore, let session = read.session { workingSet.loaded(session) }
+            return (read.session, false)
+        }
+        // A batch settled since: the working set knows what it committed, unless it let it go.
         switch workingSet.lookup(id) {
         case .session(let session, _): return (session, false)
         case .deleted: return (nil, false)
-        case .miss:
-            guard read.isCurrent(settled) else { return nil }
-            if let session = read.session { workingSet.loaded(session) }
-            return (read.session, false)
+        case .miss: return nil
         }
     }
 

@@ -51,7 +51,7 @@ enum Grant: Sendable {
 /// `insufficient_scope` for a valid one used beyond what it grants, 400 `invalid_request` for a
 /// credential sent twice or in the query of a change. Every refusal is counted by reason.
 struct AccessControl: Sendable {
-    private let keys: [[UInt8]]
+    private let keys: [SecretDigest]
     private let verifier: TokenVerifier?
     /// The verifier's allowance past `exp`, in milliseconds.
     private let leewayMilliseconds: Int64
@@ -59,7 +59,7 @@ struct AccessControl: Sendable {
     private let metrics: Metrics
 
     init(keys: [String], verifier: TokenVerifier?, leewaySeconds: Int64, protectsOperations: Bool, metrics: Metrics) {
-        self.keys = keys.map { Array($0.utf8) }
+        self.keys = keys.map { SecretDigest(Array($0.utf8)) }
         self.verifier = verifier
         leewayMilliseconds = leewaySeconds * 1000
         self.protectsOperations = protectsOperations
@@ -162,23 +162,12 @@ struct AccessControl: Sendable {
     }
 
     private func isAPIKey(_ credential: String) -> Bool {
-        let presented = Array(credential.utf8)
-        // Every key is compared in full, so the time taken says nothing about which bytes matched.
+        let presented = SecretDigest(Array(credential.utf8))
+        // Every key is compared, so the time taken says nothing about which one matched.
         var matched = false
-        for key in keys where Self.constantTimeEqual(key, presented) {
+        for key in keys where key.matches(presented) {
             matched = true
         }
         return matched
-    }
-
-    /// Compares without stopping at the first difference.
-    static func constantTimeEqual(_ lhs: [UInt8], _ rhs: [UInt8]) -> Bool {
-        var difference = UInt8(truncatingIfNeeded: lhs.count ^ rhs.count)
-        for index in 0..<max(lhs.count, rhs.count) {
-            let left = index < lhs.count ? lhs[index] : 0
-            let right = index < rhs.count ? rhs[index] : 0
-            difference |= left ^ right
-        }
-        return difference == 0
     }
 }

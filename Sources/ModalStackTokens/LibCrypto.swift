@@ -25,6 +25,22 @@ enum LibCrypto {
         return Array(digest.prefix(sha256Length))
     }
 
+    /// SHA-256 of `bytes`; empty if libcrypto fails.
+    static func sha256(_ bytes: [UInt8]) -> [UInt8] {
+        var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
+        var length: UInt32 = 0
+        let result = bytes.withUnsafeBytes { bytes in
+            digest.withUnsafeMutableBufferPointer { digest in
+                EVP_Digest(bytes.baseAddress, bytes.count, digest.baseAddress, &length, EVP_sha256(), nil)
+            }
+        }
+        guard result == 1, Int(length) == sha256Length else {
+            ERR_clear_error()
+            return []
+        }
+        return Array(digest.prefix(sha256Length))
+    }
+
     /// Whether two byte strings are equal, in time that depends on their length only.
     static func constantTimeEqual(_ lhs: [UInt8], _ rhs: [UInt8]) -> Bool {
         guard lhs.count == rhs.count else { return false }

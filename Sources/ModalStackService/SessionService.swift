@@ -139,13 +139,11 @@ public final class SessionService: Sendable {
                 return finish(
                     stored.fingerprint == key.fingerprint ? .replayed(stored) : .refused(.idempotencyKeyReused))
             }
-            while true {
-                let read = try readCommitted(request.sessionID)
-                switch pending.withLock({ admit(request, read: read, pending: &$0, render: render, finish: finish) }) {
-                case .queued: return scheduleCommit()
-                case .answered(let result): return finish(result)
-                case .stale: continue
-                }
+            switch try decide(
+                request.sessionID, { admit(request, latest: $1, pending: &$0, render: render, finish: finish) })
+            {
+            case .queued: scheduleCommit()
+            case .answered(let result): finish(result)
             }
         } catch {
             finish(.refused(.storeFailed(error)))
@@ -158,30 +156,23 @@ public final class SessionService: Sendable {
         completion: @escaping @Sendable (Result<Void, ChangeRefusal>) -> Void
     ) {
         do throws(StoreError) {
-            while true {
-                let read = try readCommitted(id)
-                let admission = pending.withLock { pending -> Admission<Void> in
-                    guard let latest = pending.latest(id, read: read, workingSet: workingSet, settled: settledBatches)
-                    else { return .stale }
-                    guard let session = latest.session, latest.isPending || !session.isExpired(at: time.now()) else {
-                        return .answered(.refused(.sessionNotFound(id)))
-                    }
-                    if let expected, !expected.matches(session.version) {
-                        return .answered(.refused(.versionMismatch(current: session.version)))
-                    }
-                    pending.enqueue(
-                        PendingCommit(sessionID: id, writes: [.delete(sessionID: id)], session: nil, change: nil) {
-                            error in
-                            completion(error.map { .failure(.storeFailed($0)) } ?? .success(()))
-                        })
-                    return .queued
+            let admission = try decide(id) { pending, latest -> Admission<Void> in
+                guard let session = latest.session, latest.isPending || !session.isExpired(at: time.now()) else {
+                    return .answered(.refused(.sessionNotFound(id)))
                 }
-                switch admission {
-                case .queued: return scheduleCommit()
-                case .answered(.refused(let refusal)): return completion(.failure(refusal))
-                case .answered: preconditionFailure("a deletion is queued or refused")
-                case .stale: continue
+                if let expected, !expected.matches(session.version) {
+                    return .answered(.refused(.versionMismatch(current: session.version)))
                 }
+                pending.enqueue(
+                    PendingCommit(sessionID: id, writes: [.delete(sessionID: id)], session: nil, change: nil) { error in
+                        completion(error.map { .failure(.storeFailed($0)) } ?? .success(()))
+                    })
+                return .queued
+            }
+            switch admission {
+            case .queued: scheduleCommit()
+            case .answered(.refused(let refusal)): completion(.failure(refusal))
+            case .answered: preconditionFailure("a deletion is queued or refused")
             }
         } catch {
             completion(.failure(.storeFailed(error)))
@@ -218,19 +209,34 @@ public final class SessionService: Sendable {
         case queued
         /// Decided without a commit.
         case answered(ChangeResult<Answer>)
-        /// The state read before the lock is no longer the committed one: read again.
-        case stale
+    }
+
+    /// Decides a change under the commit lock, on the latest state of its session, read before
+    /// the lock is taken; read again if a batch settled in between and the working set no longer
+    /// holds the session.
+    private func decide<Answer: Sendable>(
+        _ id: String,
+        _ decision: (inout PendingState, _ latest: (session: Session?, isPending: Bool)) -> Admission<Answer>
+    ) throws(StoreError) -> Admission<Answer> {
+        while true {
+            let read = try readCommitted(id)
+            let decided = pending.withLock { pending -> Admission<Answer>? in
+                guard let latest = pending.latest(id, read: read, workingSet: workingSet, settled: settledBatches)
+                else {
+                    return nil
+                }
+                return decision(&pending, latest)
+            }
+            if let decided { return decided }
+        }
     }
 
     /// Applies the change to the latest state of its session, under the commit lock.
     private func admit<Answer: ReplayableAnswer>(
-        _ request: ChangeRequest, read: CommittedRead, pending: inout PendingState, render: (CommandOutcome) -> Answer,
-        finish: @escaping @Sendable (ChangeResult<Answer>) -> Void
+        _ request: ChangeRequest, latest: (session: Session?, isPending: Bool), pending: inout PendingState,
+        render: (CommandOutcome) -> Answer, finish: @escaping @Sendable (ChangeResult<Answer>) -> Void
     ) -> Admission<Answer> {
         let id = request.sessionID
-        guard let latest = pending.latest(id, read: read, workingSet: workingSet, settled: settledBatches) else {
-            return .stale
-        }
         let now = time.now()
         // A session that expired but was not swept yet counts as gone.
         let live = latest.isPending || latest.session?.isExpired(at: now) == false ? latest.session : nil

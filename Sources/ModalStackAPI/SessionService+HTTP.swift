@@ -18,10 +18,9 @@ struct HTTPChanges: Sendable {
         _ command: Command, onSession id: String, createIfMissing: Bool, request: HTTPRequest,
         idempotencyScope: String? = nil, reply: HTTPReply, render: (CommandOutcome) -> HTTPResponse
     ) throws {
-        let ifMatch = try request.ifMatch()
-        if requiresIfMatch, ifMatch == nil, !command.isCreate { throw Problem.preconditionRequired() }
         let change = ChangeRequest(
-            sessionID: id, command: command, createsSession: createIfMissing, expectedVersion: ifMatch?.expected,
+            sessionID: id, command: command, createsSession: createIfMissing,
+            expectedVersion: try expectedVersion(of: request, creates: command.isCreate),
             idempotencyKey: try Self.idempotencyKey(of: request, scope: idempotencyScope ?? id))
         service.submit(change, render: render) { result in
             switch result {
@@ -34,14 +33,20 @@ struct HTTPChanges: Sendable {
 
     /// Deletes the session; `reply` gets 204 once the deletion is committed.
     func delete(sessionID id: String, request: HTTPRequest, reply: HTTPReply) throws {
-        let ifMatch = try request.ifMatch()
-        if requiresIfMatch, ifMatch == nil { throw Problem.preconditionRequired() }
-        service.delete(sessionID: id, expecting: ifMatch?.expected) { result in
+        service.delete(sessionID: id, expecting: try expectedVersion(of: request, creates: false)) { result in
             switch result {
             case .success: reply.send(Responses.noContent())
             case .failure(let refusal): reply.send(Problem(refusal).response)
             }
         }
+    }
+
+    /// What the request's `If-Match` expects; a 428 when `--require-if-match` wants one and there
+    /// is none (session creation needs none).
+    private func expectedVersion(of request: HTTPRequest, creates: Bool) throws -> ExpectedVersion? {
+        let ifMatch = try request.ifMatch()
+        if requiresIfMatch, ifMatch == nil, !creates { throw Problem.preconditionRequired() }
+        return ifMatch?.expected
     }
 
     /// Keys are 1–255 visible ASCII characters.

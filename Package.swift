@@ -87,7 +87,11 @@ var package = Package(
             name: "IntegrationTests",
             dependencies: ["ModalStackCore", "ModalStackHTTP", "ModalStackTestSupport", "Locking", "modalstack"]
         ),
-        .testTarget(name: "ModalStackClientTests", dependencies: ["ModalStackClient"], exclude: ["Fixtures"]),
+        .testTarget(
+            name: "ModalStackClientTests",
+            dependencies: ["ModalStackClient", "ModalStackTestSupport", "modalstack"],
+            exclude: ["Fixtures"]
+        ),
         .testTarget(name: "ModalStackTestSupportTests", dependencies: ["ModalStackTestSupport", "ModalStackHTTP"]),
     ]
 )

@@ -1,4 +1,5 @@
 import Foundation
+import ModalStackTestSupport
 import Testing
 
 /// Whether this machine has the IPv6 loopback address (a container may not).

@@ -1,6 +1,7 @@
 import Foundation
 import ModalStackCore
 import ModalStackHTTP
+import ModalStackTestSupport
 import Testing
 
 @Suite("Presentations over HTTP")

@@ -1,6 +1,7 @@
 import Foundation
 import ModalStackCore
 import ModalStackHTTP
+import ModalStackTestSupport
 import Testing
 
 @Suite("Storage faults over HTTP", .enabled(if: ServerProcess.isLocal, "starts servers with a database quota"))

@@ -296,7 +296,7 @@ struct SQLiteSessionStoreTests {
             directory.databasePath,
         ]
         try sqlite.run()
-        // Not waitUntilExit(): its run loop crashes the ThreadSanitizer run (see IntegrationTests' ServerProcess).
+        // Not waitUntilExit(): its run loop crashes the ThreadSanitizer run (see ModalStackTestSupport's ServerProcess).
         while sqlite.isRunning { usleep(1000) }
         try #require(sqlite.terminationStatus == 0)
         let before = try Data(contentsOf: URL(fileURLWithPath: directory.databasePath))

@@ -1,28 +1,27 @@
 import Foundation
-import ModalStackTestSupport
 
 /// The server under test: the built `modalstack` binary started on a free port with a temporary
 /// database, or — when `MODALSTACK_URL` is set — an already-running server (a container, say).
-final class ServerProcess: @unchecked Sendable {
+public final class ServerProcess: @unchecked Sendable {
     /// Set `MODALSTACK_URL=http://host:port` to test a running server instead of starting one.
-    static let externalURL = ProcessInfo.processInfo.environment["MODALSTACK_URL"]
+    public static let externalURL = ProcessInfo.processInfo.environment["MODALSTACK_URL"]
     /// Whether tests may start, stop and restart servers themselves.
-    static var isLocal: Bool { externalURL == nil }
+    public static var isLocal: Bool { externalURL == nil }
 
-    let host: String
-    private(set) var port: UInt16
-    let databasePath: String
-    let extraArguments: [String]
+    public let host: String
+    public private(set) var port: UInt16
+    public let databasePath: String
+    public let extraArguments: [String]
     private var process: Process?
     private var standardError: Pipe?
     /// Where the database and the captured output go; removed with the process object.
     private let directory: TemporaryDirectory?
     /// Where the server's standard output (the access log) goes, when captured.
-    let standardOutputPath: String?
+    public let standardOutputPath: String?
 
     /// Starts a server (or attaches to the external one).
     /// - Parameter capturingOutput: keep the server's standard output (its access log) in a file.
-    init(arguments: [String] = [], capturingOutput: Bool = false) throws {
+    public init(arguments: [String] = [], capturingOutput: Bool = false) throws {
         extraArguments = arguments
         if let url = Self.externalURL {
             let parts = try Self.hostAndPort(url)
@@ -50,17 +49,19 @@ final class ServerProcess: @unchecked Sendable {
     }
 
     /// The built binary: next to the test bundle, in the same build products directory.
-    static var binaryPath: String {
+    public static var binaryPath: String {
         if let path = ProcessInfo.processInfo.environment["MODALSTACK_BINARY"] { return path }
         let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
         return executable.deletingLastPathComponent().appendingPathComponent("modalstack").path
     }
 
     /// Starts the binary on a free port and waits until it says where it listens.
-    func start() throws {
+    public func start() throws { try start(port: 0) }
+
+    private func start(port requested: UInt16) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Self.binaryPath)
-        process.arguments = ["--host", "127.0.0.1", "--port", "0", "--db", databasePath] + extraArguments
+        process.arguments = ["--host", "127.0.0.1", "--port", String(requested), "--db", databasePath] + extraArguments
         let pipe = Pipe()
         process.standardError = pipe
         if let standardOutputPath {
@@ -79,46 +80,48 @@ final class ServerProcess: @unchecked Sendable {
 
     /// Sends `signal` and waits for the process to end; returns its exit status.
     @discardableResult
-    func stop(signal: Int32 = SIGTERM) -> Int32 {
+    public func stop(signal: Int32 = SIGTERM) -> Int32 {
         send(signal)
         return waitForExit()
     }
 
     /// Sends `signal` without waiting.
-    func send(_ signal: Int32) {
+    public func send(_ signal: Int32) {
         if let process { kill(process.processIdentifier, signal) }
     }
 
     /// Waits for the process to end; returns its exit status.
-    func waitForExit() -> Int32 {
+    public func waitForExit() -> Int32 {
         guard let process else { return -1 }
         process.waitUntilExitedWithoutRunLoop()
         self.process = nil
         return process.terminationStatus
     }
 
-    func restart(signal: Int32 = SIGTERM) throws {
+    /// Stops the server with `signal` and starts it again on the same database; on a new free port,
+    /// unless `onSamePort` (for clients that keep the server's URL, such as a reconnecting stream).
+    public func restart(signal: Int32 = SIGTERM, onSamePort: Bool = false) throws {
         stop(signal: signal)
-        try start()
+        try start(port: onSamePort ? port : 0)
     }
 
     /// The process id of the running server.
-    var processID: Int32? { process?.processIdentifier }
+    public var processID: Int32? { process?.processIdentifier }
 
     /// The lines the server wrote to standard output so far.
-    func outputLines() -> [String] {
+    public func outputLines() -> [String] {
         guard let standardOutputPath, let data = FileManager.default.contents(atPath: standardOutputPath) else {
             return []
         }
         return String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
     }
 
-    func client() -> HTTPClient {
+    public func client() -> HTTPClient {
         HTTPClient(host: host, port: port)
     }
 
     /// Runs the binary with `arguments` until it exits (a start that must fail): its exit status and standard error.
-    static func runUntilExit(_ arguments: [String], environment: [String: String]? = nil) throws -> (
+    public static func runUntilExit(_ arguments: [String], environment: [String: String]? = nil) throws -> (
         status: Int32, output: String
     ) {
         let process = Process()
@@ -160,9 +163,9 @@ final class ServerProcess: @unchecked Sendable {
     }
 }
 
-struct ServerStartError: Error, CustomStringConvertible {
-    let output: String
-    var description: String { "the server did not start:\n\(output)" }
+public struct ServerStartError: Error, CustomStringConvertible {
+    public let output: String
+    public var description: String { "the server did not start:\n\(output)" }
 }
 
 extension Process {
@@ -170,7 +173,7 @@ extension Process {
     /// calling thread, and when that thread (a shared worker) later exits, Foundation's run-loop
     /// clean-up allocates after ThreadSanitizer has retired the thread, which crashes the
     /// `--sanitize thread` run. Polling `isRunning` needs no run loop.
-    func waitUntilExitedWithoutRunLoop() {
+    public func waitUntilExitedWithoutRunLoop() {
         while isRunning { usleep(1000) }
     }
 }

@@ -89,7 +89,7 @@ var package = Package(
         ),
         .testTarget(
             name: "ModalStackClientTests",
-            dependencies: ["ModalStackClient", "ModalStackTestSupport", "modalstack"],
+            dependencies: ["ModalStackClient", "ModalStackTestSupport", "ModalStackHTTP", "modalstack"],
             exclude: ["Fixtures"]
         ),
         .testTarget(name: "ModalStackTestSupportTests", dependencies: ["ModalStackTestSupport", "ModalStackHTTP"]),

@@ -31,6 +31,14 @@ public enum ModalStyle: Sendable, Hashable {
         }
     }
 
+    /// The buttons of an alert or a confirmation dialog; `[]` for other styles.
+    public var buttons: [AlertButton] {
+        switch self {
+        case .alert(_, _, let buttons), .confirmationDialog(_, _, let buttons): buttons
+        case .sheet, .fullScreenCover, .popover, .dialog, .progress: []
+        }
+    }
+
     /// The style's name.
     public var kind: Kind {
         switch self {

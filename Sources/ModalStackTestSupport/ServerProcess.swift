@@ -98,11 +98,11 @@ public final class ServerProcess: @unchecked Sendable {
         return process.terminationStatus
     }
 
-    /// Stops the server with `signal` and starts it again on the same database; on a new free port,
-    /// unless `onSamePort` (for clients that keep the server's URL, such as a reconnecting stream).
-    public func restart(signal: Int32 = SIGTERM, onSamePort: Bool = false) throws {
+    /// Stops the server with `signal` and starts it again on the same database, on `port`: by
+    /// default a new free one; a client that keeps the server's URL needs the one it had.
+    public func restart(signal: Int32 = SIGTERM, port: UInt16 = 0) throws {
         stop(signal: signal)
-        try start(port: onSamePort ? port : 0)
+        try start(port: port)
     }
 
     /// The process id of the running server.

@@ -1,0 +1,494 @@
+import Foundation
+import Synchronization
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// A connection to one ModalStack server: every operation of its API as an `async throws` call.
+///
+/// ```swift
+/// let client = ModalStackClient(baseURL: URL(string: "https://modalstack.example")!, credential: .apiKey(key))
+/// let outcome = try await client.present(PresentRequest(destination: "paywall"), in: "user-42")
+/// ```
+///
+/// A refusal throws the ``ModalStackError`` of its problem (`.stackFull`, `.locked`,
+/// `.preconditionFailed(currentVersion:)`, …); a network failure throws the `URLError`, after the
+/// retries ``Configuration/maxAttempts`` allows; an answer that is not the API's throws
+/// ``UnexpectedResponse``. The client is `Sendable`: share one per server.
+public final class ModalStackClient: Sendable {
+    /// What the client sends as `Authorization: Bearer`.
+    public enum Credential: Sendable {
+        /// No credential: a server started without keys.
+        case none
+        /// An API key: everything, on any session. For backends, never for an app.
+        case apiKey(String)
+        /// A client token for one session, used until it expires.
+        case token(String)
+        /// Called for a token when the client first needs one, and again when the server refuses the
+        /// last one as invalid (`401`) or a stream ends because it expired; the request is then
+        /// retried once with the new token.
+        case tokenProvider(@Sendable () async throws -> String)
+    }
+
+    /// How the client sends changes and follows sessions.
+    public struct Configuration: Sendable {
+        /// Send `If-Match` with the last version this client saw of the session on every change that
+        /// does not name one, so a change made from a stale view is refused (`412`) instead of applied.
+        public var sendsIfMatch: Bool
+        /// Tries per request. A request is tried again after a network failure, and after a `503` or
+        /// a `409 idempotency-key-in-use` that carries `Retry-After`, only where that is safe: reads,
+        /// `PUT`s, and `POST`s and `PATCH`es, which carry an `Idempotency-Key` made for the request,
+        /// so that the server applies the change once and answers a retry with the same response.
+        public var maxAttempts: Int
+        /// The delay before the first retry; it doubles on each one, with jitter, up to ``maxRetryDelay``.
+        public var retryDelay: Duration
+        /// The longest delay between retries, and between reconnections of ``ModalStackClient/updates(of:resumingFrom:onStatus:)``.
+        public var maxRetryDelay: Duration
+        /// Seconds a request may wait for an answer (a long poll waits this much longer).
+        public var requestTimeout: TimeInterval
+        /// Seconds without a byte (an event or a heartbeat) after which an event stream is taken
+        /// for dead and reopened; keep it above the server's `--sse-heartbeat` (15 s by default).
+        public var heartbeatTimeout: TimeInterval
+        /// How ``ModalStackClient/updates(of:resumingFrom:onStatus:)`` follows a session.
+        public var liveUpdates: LiveUpdateTransport
+        /// Seconds a long poll asks the server to wait (the server caps it at its `--max-wait`).
+        public var longPollWait: Int
+
+        public init(
+            sendsIfMatch: Bool = false, maxAttempts: Int = 3, retryDelay: Duration = .milliseconds(200),
+            maxRetryDelay: Duration = .seconds(10), requestTimeout: TimeInterval = 30,
+            heartbeatTimeout: TimeInterval = 45,
+            liveUpdates: LiveUpdateTransport = .automatic, longPollWait: Int = 30
+        ) {
+            self.sendsIfMatch = sendsIfMatch
+            self.maxAttempts = max(1, maxAttempts)
+            self.retryDelay = retryDelay
+            self.maxRetryDelay = maxRetryDelay
+            self.requestTimeout = requestTimeout
+            self.heartbeatTimeout = heartbeatTimeout
+            self.liveUpdates = liveUpdates
+            self.longPollWait = longPollWait
+        }
+    }
+
+    /// The server's URL, without `/v1`.
+    public let baseURL: URL
+    public let configuration: Configuration
+    let credential: Credential
+    let urlSession: URLSession
+    /// The token in use with a ``Credential/tokenProvider(_:)``.
+    private let providedToken = Mutex<String?>(nil)
+    /// The last version seen of each session, for ``Configuration/sendsIfMatch``.
+    private let seenVersions = Mutex<[String: Int64]>([:])
+
+    /// A client of the server at `baseURL` (`https://host:port`, without `/v1`).
+    public init(baseURL: URL, credential: Credential = .none, configuration: Configuration = Configuration()) {
+        self.baseURL = baseURL
+        self.credential = credential
+        self.configuration = configuration
+        let sessionConfiguration = URLSessionConfiguration.ephemeral
+        sessionConfiguration.timeoutIntervalForRequest = configuration.requestTimeout
+        sessionConfiguration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        urlSession = URLSession(configuration: sessionConfiguration)
+    }
+
+    deinit { urlSession.invalidateAndCancel() }
+
+    // MARK: Sessions
+
+    /// The session as last written.
+    public func session(_ sessionID: String) async throws -> Session {
+        try await send(Call(.get, sessionPath(sessionID), sessionID: sessionID)).decode()
+    }
+
+    /// The session once its version is no longer `version`, waiting at most `seconds` (capped by
+    /// the server's `--max-wait`); `nil` when the wait ended first. A long poll.
+    public func waitForChange(of sessionID: String, from version: Int64, seconds: Int) async throws -> Session? {
+        var call = Call(.get, sessionPath(sessionID), sessionID: sessionID)
+        call.headers["If-None-Match"] = entityTag(version)
+        call.headers["Prefer"] = "wait=\(max(0, seconds))"
+        call.timeout = configuration.requestTimeout + TimeInterval(max(0, seconds))
+        let answer = try await send(call)
+        return answer.status == 304 ? nil : try answer.decode()
+    }
+
+    /// Creates the session `sessionID` with its own `ttl` (seconds), or returns it when it exists.
+    public func createSession(_ sessionID: String, ttl: Int? = nil) async throws -> Session {
+        try await send(Call(.put, sessionPath(sessionID), body: CreateSessionRequest(ttl: ttl), sessionID: sessionID))
+            .decode()
+    }
+
+    /// Creates a session with an id made by the server (API key only).
+    public func createSession(ttl: Int? = nil) async throws -> Session {
+        let session: Session = try await send(Call(.post, "/v1/sessions", body: CreateSessionRequest(ttl: ttl)))
+            .decode()
+        saw(session)
+        return session
+    }
+
+    /// Deletes the session with its event log and idempotency keys (API key only).
+    public func deleteSession(_ sessionID: String, expecting version: Int64? = nil) async throws {
+        var call = Call(.delete, sessionPath(sessionID), sessionID: sessionID)
+        call.headers["If-Match"] = version.map(entityTag)
+        _ = try await send(call)
+        _ = seenVersions.withLock { $0.removeValue(forKey: sessionID) }
+    }
+
+    /// A client token for the session (API key only; the server needs `--token-secret`).
+    public func token(for sessionID: String, scope: TokenScope? = nil, ttl: Int? = nil) async throws -> TokenResponse {
+        try await send(Call(.post, sessionPath(sessionID) + "/tokens", body: TokenRequest(scope: scope, ttl: ttl)))
+            .decode()
+    }
+
+    // MARK: Changes
+
+    /// Presents on top of the session's stack, queues it when the rules block it (unless
+    /// `whenBlocked` is `reject`), or updates the presentation already on top with its key.
+    ///
+    /// - Parameter version: the version the change is based on, sent as `If-Match`; `nil` for the
+    ///   last one seen when ``Configuration/sendsIfMatch`` is on, else none.
+    public func present(
+        _ request: PresentRequest, in sessionID: String, expecting version: Int64? = nil
+    ) async throws -> PresentOutcome {
+        let answer = try await send(
+            change(.post, sessionPath(sessionID) + "/presentations", request, sessionID, version))
+        switch answer.status {
+        case 201: return .presented(try answer.decode())
+        case 202: return .queued(try answer.decode())
+        default: return .updated(try answer.decode())
+        }
+    }
+
+    /// Dismisses what `request` says (the top by default), with its `result` and `force`.
+    public func dismiss(
+        _ request: DismissRequest = DismissRequest(), in sessionID: String, expecting version: Int64? = nil
+    ) async throws -> DismissResponse {
+        try await send(change(.post, sessionPath(sessionID) + "/dismiss", request, sessionID, version)).decode()
+    }
+
+    /// Removes a presentation and everything above it, or cancels it if queued; an alert it removes
+    /// records its cancel button (`DELETE`, which takes no result: use ``dismiss(_:in:expecting:)`` for one).
+    public func deletePresentation(
+        _ presentationID: String, in sessionID: String, force: Bool = false, expecting version: Int64? = nil
+    ) async throws -> DismissResponse {
+        var call = change(
+            .delete, presentationPath(presentationID, in: sessionID), nil as DismissRequest?, sessionID, version)
+        if force { call.query = [URLQueryItem(name: "force", value: "true")] }
+        return try await send(call).decode()
+    }
+
+    /// Changes a presentation in place: its payload, or a progress's `message`, `total`, `completed`.
+    public func update(
+        _ presentationID: String, in sessionID: String, with request: UpdateRequest, expecting version: Int64? = nil
+    ) async throws -> UpdateResponse {
+        try await send(change(.patch, presentationPath(presentationID, in: sessionID), request, sessionID, version))
+            .decode()
+    }
+
+    /// Replaces the whole stack (a deep link); entries that match the bottom of the old stack keep their identity.
+    public func replaceStack(
+        _ request: ReplaceStackRequest, in sessionID: String, expecting version: Int64? = nil
+    ) async throws -> ReplaceStackResponse {
+        try await send(change(.put, sessionPath(sessionID) + "/stack", request, sessionID, version)).decode()
+    }
+
+    // MARK: Reads
+
+    /// One presentation, in any state.
+    public func presentation(_ presentationID: String, in sessionID: String) async throws -> Presentation {
+        try await send(Call(.get, presentationPath(presentationID, in: sessionID))).decode()
+    }
+
+    /// A page of the event log: whole changes after `version`, oldest first, at most `limit` events
+    /// (the server's default is 100); follow ``EventsPage/next`` for more.
+    public func events(in sessionID: String, after version: Int64 = 0, limit: Int? = nil) async throws -> EventsPage {
+        var call = Call(.get, sessionPath(sessionID) + "/events")
+        call.query = [URLQueryItem(name: "after", value: String(version))]
+        if let limit { call.query.append(URLQueryItem(name: "limit", value: String(limit))) }
+        return try await send(call).decode()
+    }
+
+    /// The steps from the stack at `version` (`0`: an empty stack) to the current one;
+    /// ``ModalStackError/versionGone(_:)`` when the log no longer holds `version`.
+    public func transition(in sessionID: String, from version: Int64) async throws -> TransitionResponse {
+        var call = Call(.get, sessionPath(sessionID) + "/transition")
+        call.query = [URLQueryItem(name: "from", value: String(version))]
+        return try await send(call).decode()
+    }
+
+    /// The destination catalog the server enforces, or ``Destinations/open``.
+    public func destinations() async throws -> Destinations {
+        try await send(Call(.get, "/v1/destinations")).decode()
+    }
+
+    /// The last version this client saw of the session, from any answer that carried it.
+    public func lastSeenVersion(of sessionID: String) -> Int64? {
+        seenVersions.withLock { $0[sessionID] }
+    }
+}
+
+/// What a present did.
+public enum PresentOutcome: Sendable, Hashable {
+    /// Pushed on top (`201`).
+    case presented(PresentResponse)
+    /// The presentation on top with the same key was updated in place (`200`).
+    case updated(PresentResponse)
+    /// The rules blocked it: it waits in the queue (`202`).
+    case queued(QueuedResponse)
+
+    /// The presentation presented, updated or queued.
+    public var presentation: Presentation {
+        switch self {
+        case .presented(let answer), .updated(let answer): answer.presentation
+        case .queued(let answer): answer.presentation
+        }
+    }
+
+    /// The session after the change.
+    public var session: Session {
+        switch self {
+        case .presented(let answer), .updated(let answer): answer.session
+        case .queued(let answer): answer.session
+        }
+    }
+
+    /// The steps from the stack before to the stack after.
+    public var transition: [TransitionStep] {
+        switch self {
+        case .presented(let answer), .updated(let answer): answer.transition
+        case .queued(let answer): answer.transition
+        }
+    }
+}
+
+/// An answer that is not the API's: a status it does not give, or a body that does not decode.
+public struct UnexpectedResponse: Error, Sendable, Hashable, CustomStringConvertible {
+    public var status: Int
+    public var contentType: String?
+    /// The body, cut at 4 KiB.
+    public var body: Data
+    public var description: String {
+        "unexpected \(status) answer (\(contentType ?? "no type")): \(String(decoding: body.prefix(200), as: UTF8.self))"
+    }
+}
+
+// MARK: - Sending
+
+extension ModalStackClient {
+    enum Method: String, Sendable {
+        case get = "GET"
+        case put = "PUT"
+        case post = "POST"
+        case patch = "PATCH"
+        case delete = "DELETE"
+    }
+
+    /// One request to send.
+    struct Call: Sendable {
+        var method: Method
+        var path: String
+        var query: [URLQueryItem] = []
+        var headers: [String: String] = [:]
+        var body: Data?
+        /// The session whose version the answer carries.
+        var sessionID: String?
+        var timeout: TimeInterval?
+
+        init(_ method: Method, _ path: String, sessionID: String? = nil) {
+            self.method = method
+            self.path = path
+            self.sessionID = sessionID
+        }
+
+        init(_ method: Method, _ path: String, body: some Encodable, sessionID: String? = nil) {
+            self.init(method, path, sessionID: sessionID)
+            self.body = try? ModalStackJSON.makeEncoder().encode(body)
+        }
+
+        /// Whether sending it twice has the effect of sending it once.
+        var isIdempotent: Bool {
+            switch method {
+            case .get, .put: true
+            case .post, .patch: headers["Idempotency-Key"] != nil
+            case .delete: false
+            }
+        }
+    }
+
+    /// An answer with a 2xx or 304 status.
+    struct Answer {
+        var status: Int
+        var body: Data
+
+        func decode<Value: Decodable>() throws -> Value {
+            do {
+                return try ModalStackJSON.makeDecoder().decode(Value.self, from: body)
+            } catch {
+                throw UnexpectedResponse(status: status, contentType: "application/json", body: body.prefix(4096))
+            }
+        }
+    }
+
+    func sessionPath(_ sessionID: String) -> String { "/v1/sessions/" + Self.pathSegment(sessionID) }
+
+    func presentationPath(_ presentationID: String, in sessionID: String) -> String {
+        sessionPath(sessionID) + "/presentations/" + Self.pathSegment(presentationID)
+    }
+
+    private static func pathSegment(_ value: String) -> String {
+        var allowed = CharacterSet.urlPathAllowed
+        allowed.remove(charactersIn: "/;")
+        return value.addingPercentEncoding(withAllowedCharacters: allowed) ?? value
+    }
+
+    func entityTag(_ version: Int64) -> String { "\"\(version)\"" }
+
+    /// A change: the body, `If-Match` as configured, and a fresh `Idempotency-Key` where the server takes one.
+    private func change(
+        _ method: Method, _ path: String, _ body: (some Encodable)?, _ sessionID: String, _ version: Int64?
+    ) -> Call {
+        var call =
+            body.map { Call(method, path, body: $0, sessionID: sessionID) } ?? Call(method, path, sessionID: sessionID)
+        let expected = version ?? (configuration.sendsIfMatch ? lastSeenVersion(of: sessionID) : nil)
+        call.headers["If-Match"] = expected.map(entityTag)
+        if method == .post || method == .patch { call.headers["Idempotency-Key"] = UUID().uuidString }
+        return call
+    }
+
+    /// Sends `call`, retrying as ``Configuration/maxAttempts`` allows; throws the server's refusal.
+    func send(_ call: Call) async throws -> Answer {
+        var attempt = 1
+        var refreshedToken = false
+        while true {
+            let request = try await urlRequest(for: call)
+            let data: Data
+            let response: HTTPURLResponse
+            do {
+                let (body, urlResponse) = try await urlSession.data(for: request)
+                guard let http = urlResponse as? HTTPURLResponse else { throw URLError(.badServerResponse) }
+                (data, response) = (body, http)
+            } catch let error as URLError where attempt < configuration.maxAttempts && isRetryable(error, call) {
+                try await Task.sleep(for: retryDelay(attempt: attempt))
+                attempt += 1
+                continue
+            }
+            let status = response.statusCode
+            if let sessionID = call.sessionID, let version = Self.version(fromETag: response) {
+                saw(version, of: sessionID)
+            }
+            if (200..<300).contains(status) || status == 304 { return Answer(status: status, body: data) }
+            let error = Self.refusal(status: status, data: data, response: response)
+            if case .unauthorized = error as? ModalStackError, case .tokenProvider = credential, !refreshedToken {
+                refreshedToken = true
+                dropToken(sentIn: request)
+                continue
+            }
+            if let delay = Self.retryAfter(response, status: status, error: error), call.isIdempotent,
+                attempt < configuration.maxAttempts
+            {
+                try await Task.sleep(for: min(delay, configuration.maxRetryDelay))
+                attempt += 1
+                continue
+            }
+            throw error
+        }
+    }
+
+    private func urlRequest(for call: Call) async throws -> URLRequest {
+        var components = URLComponents(url: baseURL, resolvingAgainstBaseURL: false) ?? URLComponents()
+        components.percentEncodedPath = components.percentEncodedPath.trimmingSuffix("/") + call.path
+        if !call.query.isEmpty { components.queryItems = call.query }
+        guard let url = components.url else { throw URLError(.badURL) }
+        var request = URLRequest(url: url)
+        request.httpMethod = call.method.rawValue
+        if let timeout = call.timeout { request.timeoutInterval = timeout }
+        request.setValue("application/json", forHTTPHeaderField: "Accept")
+        if let body = call.body {
+            request.httpBody = body
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        }
+        for (name, value) in call.headers { request.setValue(value, forHTTPHeaderField: name) }
+        if let bearer = try await bearer() { request.setValue("Bearer \(bearer)", forHTTPHeaderField: "Authorization") }
+        return request
+    }
+
+    /// The credential to send now.
+    func bearer() async throws -> String? {
+        switch credential {
+        case .none: return nil
+        case .apiKey(let key): return key
+        case .token(let token): return token
+        case .tokenProvider(let provide):
+            if let token = providedToken.withLock({ $0 }) { return token }
+            let token = try await provide()
+            providedToken.withLock { $0 = token }
+            return token
+        }
+    }
+
+    /// Forgets the provided token `request` carried, so the next request asks the provider for a new one
+    /// (unless another request already did).
+    func dropToken(sentIn request: URLRequest) {
+        let sent = request.value(forHTTPHeaderField: "Authorization").map { String($0.dropFirst("Bearer ".count)) }
+        providedToken.withLock { if $0 == sent { $0 = nil } }
+    }
+
+    private func isRetryable(_ error: URLError, _ call: Call) -> Bool {
+        switch error.code {
+        case .cannotConnectToHost, .cannotFindHost, .dnsLookupFailed:
+            true  // nothing was sent
+        case .timedOut, .networkConnectionLost, .notConnectedToInternet, .badServerResponse, .cannotParseResponse:
+            call.isIdempotent
+        default:
+            false
+        }
+    }
+
+    /// Exponential backoff with full jitter: a random delay up to `retryDelay · 2^(attempt − 1)`, capped.
+    func retryDelay(attempt: Int) -> Duration {
+        let ceiling = min(configuration.retryDelay * (1 << min(attempt - 1, 20)), configuration.maxRetryDelay)
+        return ceiling * Double.random(in: 0.5...1)
+    }
+
+    private static func refusal(status: Int, data: Data, response: HTTPURLResponse) -> any Error {
+        let contentType = response.value(forHTTPHeaderField: "Content-Type")
+        if contentType?.hasPrefix("application/problem+json") == true,
+            let problem = try? ModalStackJSON.makeDecoder().decode(Problem.self, from: data)
+        {
+            return ModalStackError(problem)
+        }
+        return UnexpectedResponse(status: status, contentType: contentType, body: data.prefix(4096))
+    }
+
+    /// How long to wait before a retry the server invited with `Retry-After`, if it did.
+    private static func retryAfter(_ response: HTTPURLResponse, status: Int, error: any Error) -> Duration? {
+        guard status == 503 || isKeyInUse(error),
+            let seconds = response.value(forHTTPHeaderField: "Retry-After").flatMap(Int.init), seconds >= 0
+        else { return nil }
+        return .seconds(seconds)
+    }
+
+    private static func isKeyInUse(_ error: any Error) -> Bool {
+        if case .idempotencyKeyInUse = error as? ModalStackError { true } else { false }
+    }
+
+    static func version(fromETag response: HTTPURLResponse) -> Int64? {
+        guard let tag = response.value(forHTTPHeaderField: "ETag"), tag.count > 2, tag.first == "\"", tag.last == "\""
+        else { return nil }
+        return Int64(tag.dropFirst().dropLast())
+    }
+
+    func saw(_ session: Session) { saw(session.version, of: session.id) }
+
+    func saw(_ version: Int64, of sessionID: String) {
+        guard configuration.sendsIfMatch else { return }
+        seenVersions.withLock { $0[sessionID] = version }
+    }
+}
+
+extension String {
+    fileprivate func trimmingSuffix(_ suffix: String) -> String {
+        hasSuffix(suffix) ? String(dropLast(suffix.count)) : self
+    }
+}

@@ -1,0 +1,312 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// How ``ModalStackClient/updates(of:resumingFrom:onStatus:)`` follows a session.
+public enum LiveUpdateTransport: Sendable, Hashable {
+    /// The event stream; long polls instead once two streams in a row were answered but brought no
+    /// event before they died (a proxy that buffers or cuts streams), or the answer was not a stream.
+    case automatic
+    /// Only the event stream.
+    case eventStream
+    /// Only long polls: each answer is the newest state, so versions that came and went between
+    /// two polls are not seen.
+    case longPoll
+}
+
+/// Where ``ModalStackClient/updates(of:resumingFrom:onStatus:)`` is, for a status line or a test.
+public enum LiveUpdateStatus: Sendable, Hashable {
+    /// Opening an event stream; `resumingAfter` is the `Last-Event-ID` sent.
+    case connecting(resumingAfter: Int64?)
+    /// The stream is open and delivering.
+    case streaming
+    /// Following the session with long polls.
+    case polling
+    /// The connection failed; the next try comes after a backoff with jitter.
+    case reconnecting(attempt: Int, reason: String)
+}
+
+/// Why ``ModalStackClient/updates(of:resumingFrom:onStatus:)`` ended with an error that is not the server's refusal.
+public enum LiveUpdateError: Error, Sendable, Hashable {
+    /// The session was deleted.
+    case sessionDeleted
+    /// The token (a ``ModalStackClient/Credential/token(_:)``) expired; a token provider would have been asked again.
+    case tokenExpired
+}
+
+extension ModalStackClient {
+    /// The session's state now and after every change, as it happens.
+    ///
+    /// Over the event stream: the first element is the session as the stream opens; each `change`
+    /// event yields the state it leaves, derived from the one before (or read from the server when it
+    /// cannot be: a stack replacement that brings in new presentations). A stream that breaks, or stays
+    /// silent longer than ``Configuration/heartbeatTimeout``, is reopened after a backoff with jitter
+    /// with `Last-Event-ID`, so no version is lost or repeated; a `reset` (the log was pruned past
+    /// it) yields the whole session. Versions only go up.
+    ///
+    /// With `resumingFrom`, a state the app already has (kept from its last run, say), the stream
+    /// starts after its version: the first element is the next change, or a `reset`.
+    ///
+    /// The sequence ends with ``LiveUpdateError/sessionDeleted``, ``LiveUpdateError/tokenExpired``,
+    /// or the ``ModalStackError`` of a refusal that retrying cannot cure (`404`, `401`, `403`); it goes
+    /// on through network failures and server restarts until the task iterating it is cancelled.
+    public func updates(
+        of sessionID: String, resumingFrom session: Session? = nil,
+        onStatus: @escaping @Sendable (LiveUpdateStatus) -> Void = { _ in }
+    ) -> AsyncThrowingStream<Session, any Error> {
+        AsyncThrowingStream { continuation in
+            let task = Task {
+                let follower = SessionFollower(client: self, sessionID: sessionID, onStatus: onStatus) {
+                    continuation.yield($0)
+                }
+                follower.current = session
+                do {
+                    try await follower.run()
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+}
+
+/// The loop behind ``ModalStackClient/updates(of:resumingFrom:onStatus:)``: one task owns it.
+private final class SessionFollower {
+    let client: ModalStackClient
+    let sessionID: String
+    let onStatus: @Sendable (LiveUpdateStatus) -> Void
+    let yield: (Session) -> Void
+    /// The state last yielded.
+    var current: Session?
+    /// Failed connections since the last event.
+    var failures = 0
+    /// Streams in a row that were answered but delivered nothing.
+    var silentStreams = 0
+    /// Whether the provided token was replaced since the last event, after a `401`.
+    var refreshedToken = false
+    /// The last stream request sent, with the token it carried.
+    var request: URLRequest?
+    var polling: Bool
+
+    init(
+        client: ModalStackClient, sessionID: String, onStatus: @escaping @Sendable (LiveUpdateStatus) -> Void,
+        yield: @escaping (Session) -> Void
+    ) {
+        self.client = client
+        self.sessionID = sessionID
+        self.onStatus = onStatus
+        self.yield = yield
+        polling = client.configuration.liveUpdates == .longPoll
+    }
+
+    func run() async throws {
+        while !Task.isCancelled {
+            do {
+                if polling { try await poll() } else { try await stream() }
+            } catch let error as LiveUpdateError {
+                throw error
+            } catch let error as ModalStackError where !Self.isTransient(error) {
+                throw error
+            } catch is CancellationError {
+                return
+            } catch {
+                failures += 1
+                onStatus(.reconnecting(attempt: failures, reason: String(describing: error)))
+                try await Task.sleep(for: client.retryDelay(attempt: failures))
+            }
+        }
+    }
+
+    /// Refusals a later try may not get: a server stopping or short of storage.
+    private static func isTransient(_ error: ModalStackError) -> Bool {
+        switch error {
+        case .serverStopping, .storageUnavailable, .storageFailed, .storageFull, .internalError: true
+        default: false
+        }
+    }
+
+    /// Shows `session` if it is newer than what was shown.
+    private func offer(_ session: Session) {
+        guard session.version > current?.version ?? 0 else { return }
+        current = session
+        yield(session)
+    }
+
+    // MARK: Long polls
+
+    private func poll() async throws {
+        onStatus(.polling)
+        if let current {
+            let wait = client.configuration.longPollWait
+            if let session = try await client.waitForChange(of: sessionID, from: current.version, seconds: wait) {
+                offer(session)
+            }
+        } else {
+            offer(try await client.session(sessionID))
+        }
+        failures = 0
+    }
+
+    // MARK: The event stream
+
+    private func stream() async throws {
+        let resumingAfter = current?.version
+        onStatus(.connecting(resumingAfter: resumingAfter))
+        let request = try await streamRequest(resumingAfter: resumingAfter)
+        self.request = request
+        let connection = EventStreamConnection(
+            request: request, heartbeatTimeout: client.configuration.heartbeatTimeout)
+        defer { connection.close() }
+        var parser = ServerSentEventParser()
+        var delivered = false
+        var refusal: (status: Int, body: Data)?
+        for try await chunk in connection.chunks {
+            switch chunk {
+            case .response(let response):
+                guard response.statusCode == 200 else {
+                    refusal = (response.statusCode, Data())
+                    continue
+                }
+                guard response.value(forHTTPHeaderField: "Content-Type")?.hasPrefix("text/event-stream") == true else {
+                    if client.configuration.liveUpdates == .automatic { polling = true }
+                    throw UnexpectedResponse(
+                        status: 200, contentType: response.value(forHTTPHeaderField: "Content-Type"), body: Data())
+                }
+            case .bytes(let bytes) where refusal != nil:
+                refusal?.body.append(bytes)
+            case .bytes(let bytes):
+                for event in parser.feed(bytes) {
+                    if !delivered {
+                        delivered = true
+                        failures = 0
+                        silentStreams = 0
+                        refreshedToken = false
+                        onStatus(.streaming)
+                    }
+                    guard try await handle(event) else { return }
+                }
+            }
+        }
+        if let refusal {
+            try refused(status: refusal.status, body: refusal.body)
+            return
+        }
+        if !delivered {
+            silentStreams += 1
+            if silentStreams >= 2, client.configuration.liveUpdates == .automatic { polling = true }
+        }
+        throw URLError(.networkConnectionLost)
+    }
+
+    private func streamRequest(resumingAfter version: Int64?) async throws -> URLRequest {
+        guard let url = URL(string: client.sessionPath(sessionID) + "/events/stream", relativeTo: client.baseURL)
+        else { throw URLError(.badURL) }
+        var request = URLRequest(url: url.absoluteURL)
+        request.setValue("text/event-stream", forHTTPHeaderField: "Accept")
+        if let version { request.setValue(String(version), forHTTPHeaderField: "Last-Event-ID") }
+        if let bearer = try await client.bearer() {
+            request.setValue("Bearer \(bearer)", forHTTPHeaderField: "Authorization")
+        }
+        return request
+    }
+
+    /// A stream refused with `status`: returns to try again at once with a new token after a first
+    /// `401` with a token provider; else throws the refusal.
+    private func refused(status: Int, body: Data) throws {
+        guard let problem = try? ModalStackJSON.makeDecoder().decode(Problem.self, from: body) else {
+            throw UnexpectedResponse(status: status, contentType: nil, body: body.prefix(4096))
+        }
+        let error = ModalStackError(problem)
+        guard case .unauthorized = error, case .tokenProvider = client.credential, !refreshedToken, let request
+        else { throw error }
+        refreshedToken = true
+        client.dropToken(sentIn: request)
+    }
+
+    /// Shows what `event` says; returns `false` to reopen the stream at once.
+    private func handle(_ event: ServerSentEvent) async throws -> Bool {
+        let decoder = ModalStackJSON.makeDecoder()
+        let data = Data(event.data.utf8)
+        switch event.type {
+        case "session", "reset":
+            let session = try decoder.decode(Session.self, from: data)
+            if event.type == "reset" { current = nil }
+            offer(session)
+        case "change":
+            let change = try decoder.decode(SessionChange.self, from: data)
+            guard let current, change.version > current.version else { return true }
+            if let next = current.applying(change) {
+                offer(next)
+            } else {
+                offer(try await client.session(sessionID))
+            }
+        case "sessionDeleted":
+            throw LiveUpdateError.sessionDeleted
+        case "tokenExpired":
+            guard case .tokenProvider = client.credential, let request else { throw LiveUpdateError.tokenExpired }
+            client.dropToken(sentIn: request)
+            return false
+        default:
+            break
+        }
+        return true
+    }
+}
+
+/// One `GET …/events/stream` over a `URLSession` of its own, whose delegate turns what arrives
+/// into ``chunks``.
+///
+/// On Linux `URLSession.bytes(for:)` does not exist and a per-task delegate is never called with
+/// data, so the delegate is the session's. The session's request timeout is the longest silence
+/// allowed between two bytes: above it, the stream fails with `URLError.timedOut`.
+private final class EventStreamConnection {
+    enum Chunk {
+        case response(HTTPURLResponse)
+        case bytes(Data)
+    }
+
+    let chunks: AsyncThrowingStream<Chunk, any Error>
+    private let session: URLSession
+
+    init(request: URLRequest, heartbeatTimeout: TimeInterval) {
+        let (chunks, continuation) = AsyncThrowingStream.makeStream(of: Chunk.self)
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.timeoutIntervalForRequest = heartbeatTimeout
+        configuration.timeoutIntervalForResource = .infinity
+        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        self.chunks = chunks
+        session = URLSession(
+            configuration: configuration, delegate: Delegate(continuation: continuation), delegateQueue: nil)
+        session.dataTask(with: request).resume()
+    }
+
+    func close() { session.invalidateAndCancel() }
+
+    private final class Delegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+        let continuation: AsyncThrowingStream<Chunk, any Error>.Continuation
+
+        init(continuation: AsyncThrowingStream<Chunk, any Error>.Continuation) {
+            self.continuation = continuation
+        }
+
+        func urlSession(
+            _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+            completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
+        ) {
+            if let response = response as? HTTPURLResponse { continuation.yield(.response(response)) }
+            completionHandler(.allow)
+        }
+
+        func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+            continuation.yield(.bytes(data))
+        }
+
+        func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+            if let error { continuation.finish(throwing: error) } else { continuation.finish() }
+        }
+    }
+}

@@ -1,0 +1,181 @@
+import Foundation
+import ModalStackClient
+import ModalStackTestSupport
+import Testing
+
+/// A real server and a client of it, for a model test.
+private struct Harness {
+    let server: ServerProcess
+    let client: ModalStackClient
+
+    init(arguments: [String] = []) throws {
+        server = try ServerProcess(arguments: arguments)
+        client = ModalStackClient(baseURL: URL(string: "http://\(server.host):\(server.port)")!)
+    }
+}
+
+private func sheet(_ destination: String, locked: Bool = false) -> PresentRequest {
+    PresentRequest(destination: destination, style: .sheet(detents: [.medium]), locked: locked)
+}
+
+private let deleteAlert = PresentRequest(
+    destination: "confirm-delete",
+    style: .alert(
+        title: "Delete?",
+        buttons: [
+            .init(id: "delete", label: "Delete", role: .destructive), .init(id: "keep", label: "Keep", role: .cancel),
+        ]))
+
+@Suite("ModalStackSession, against the real server")
+@MainActor
+struct SessionModelTests {
+    @Test("levels, the alert and the queue are derived from a stack of sheets, a cover and an alert on top")
+    func levelByLevelDerivation() async throws {
+        let harness = try Harness()
+        let client = harness.client
+        let settings = try await client.present(sheet("settings"), in: "levels").presentation
+        let player = try await client.present(
+            PresentRequest(destination: "player", style: .fullScreenCover), in: "levels"
+        )
+        .presentation
+        let alert = try await client.present(deleteAlert, in: "levels").presentation
+        let waiting = try await client.present(sheet("later"), in: "levels").presentation
+
+        let model = ModalStackSession(sessionID: "levels", client: client)
+        try await model.refresh()
+
+        #expect(model.levels.map(\.id) == [settings.id, player.id])
+        #expect(model.alert?.id == alert.id)
+        #expect(model.queue.map(\.id) == [waiting.id])
+        #expect(model.presentation(atLevel: 0, as: .sheet)?.id == settings.id)
+        #expect(model.presentation(atLevel: 0, as: .fullScreenCover) == nil)
+        #expect(model.presentation(atLevel: 1, as: .fullScreenCover)?.id == player.id)
+        #expect(model.presentation(atLevel: 1, as: .sheet) == nil)
+        #expect(model.presentation(atLevel: 2, as: .sheet) == nil)
+    }
+
+    @Test("a present shows at once, then as the server made it")
+    func optimisticPresentReconciled() async throws {
+        let harness = try Harness()
+        let model = ModalStackSession(sessionID: "present", client: harness.client)
+        _ = try await harness.client.createSession("present")
+        try await model.refresh()
+
+        let sent = model.present(sheet("help"))
+        let predicted = try #require(model.levels.last)
+        #expect(model.levels.count == 1)
+        #expect(predicted.destination == "help" && predicted.id.hasPrefix("pending-"))
+        #expect(model.state?.version == 1)
+
+        await sent.value
+        let served = try await harness.client.session("present")
+        #expect(model.state == served)
+        #expect(model.levels.map(\.id) == served.stack.map(\.id) && !served.stack[0].id.hasPrefix("pending-"))
+        #expect(model.lastError == nil)
+    }
+
+    @Test("a present over an alert is shown in the queue until the server answers")
+    func presentOverAlertPredictedQueued() async throws {
+        let harness = try Harness()
+        _ = try await harness.client.present(deleteAlert, in: "queued")
+        let model = ModalStackSession(sessionID: "queued", client: harness.client)
+        try await model.refresh()
+
+        let sent = model.present(sheet("next"))
+        #expect(model.queue.map(\.destination) == ["next"] && model.levels.isEmpty)
+        await sent.value
+        #expect(model.queue.map(\.destination) == ["next"])
+        #expect(model.state?.version == 2 && model.queue.first?.id.hasPrefix("pending-") == false)
+    }
+
+    @Test("a swipe-down on a locked sheet is shown at once, then taken back with the server's refusal")
+    func refusedDismissRolledBack() async throws {
+        let harness = try Harness()
+        let locked = try await harness.client.present(sheet("checkout", locked: true), in: "locked").presentation
+        let model = ModalStackSession(sessionID: "locked", client: harness.client)
+        try await model.refresh()
+
+        let sent = model.userDismissed(level: 0)
+        #expect(model.levels.isEmpty)
+        await sent.value
+
+        #expect(model.levels.map(\.id) == [locked.id])
+        guard case .locked(let presentationID, _) = model.lastError as? ModalStackError else {
+            Issue.record("lastError is \(String(describing: model.lastError)), not locked")
+            return
+        }
+        #expect(presentationID == locked.id)
+        #expect(try await harness.client.session("locked").version == 1)
+    }
+
+    @Test("a swipe-down at level 0 removes that level and everything above it")
+    func swipeDownRemovesLevelsAbove() async throws {
+        let harness = try Harness()
+        let client = harness.client
+        _ = try await client.present(sheet("a"), in: "swipe")
+        _ = try await client.present(sheet("b"), in: "swipe")
+        _ = try await client.present(PresentRequest(destination: "c", style: .popover), in: "swipe")
+        let model = ModalStackSession(sessionID: "swipe", client: client)
+        try await model.refresh()
+
+        let sent = model.userDismissed(level: 1)
+        #expect(model.levels.map(\.destination) == ["a"])
+        await sent.value
+        #expect(model.levels.map(\.destination) == ["a"])
+        #expect(try await client.session("swipe").stack.map(\.destination) == ["a"])
+        await model.userDismissed(level: 5).value  // nothing there: nothing sent
+        #expect(model.state?.version == 4 && model.lastError == nil)
+    }
+
+    @Test("answering an alert records the button as its result and promotes the queued entry")
+    func answerPromotesQueued() async throws {
+        let harness = try Harness()
+        let client = harness.client
+        let alert = try await client.present(deleteAlert, in: "answer").presentation
+        let waiting = try await client.present(sheet("after"), in: "answer").presentation
+        let model = ModalStackSession(sessionID: "answer", client: client)
+        try await model.refresh()
+
+        let ignored = model.answer(buttonID: "no-such-button")
+        await ignored.value
+        #expect(model.alert?.id == alert.id)
+
+        let sent = model.answer(buttonID: "delete")
+        #expect(model.alert == nil)
+        await sent.value
+
+        #expect(model.levels.map(\.id) == [waiting.id] && model.queue.isEmpty)
+        let answered = try await client.presentation(alert.id, in: "answer")
+        #expect(answered.state == .dismissed && answered.answeredButtonID == "delete")
+    }
+
+    @Test("following the session shows another client's changes, and a deletion ends it")
+    func followShowsOtherClientsChanges() async throws {
+        let harness = try Harness(arguments: ["--sse-heartbeat", "1"])
+        let client = harness.client
+        let alert = try await client.present(deleteAlert, in: "follow").presentation
+        let model = ModalStackSession(sessionID: "follow", client: client)
+        let following = Task { await model.follow() }
+        #expect(await poll { model.alert?.id == alert.id })
+
+        let queued = try await client.present(sheet("paywall"), in: "follow").presentation
+        #expect(await poll { model.queue.map(\.id) == [queued.id] })
+        _ = try await client.dismiss(DismissRequest(result: .object(["buttonId": .string("keep")])), in: "follow")
+        #expect(await poll { model.levels.map(\.id) == [queued.id] && model.alert == nil && model.queue.isEmpty })
+
+        try await client.deleteSession("follow")
+        await following.value
+        #expect(model.state == nil)
+    }
+}
+
+/// Polls `condition` on the main actor until it holds or five seconds pass.
+@MainActor
+func poll(_ condition: () -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + .seconds(5)
+    while !condition() {
+        if ContinuousClock.now > deadline { return false }
+        try? await Task.sleep(for: .milliseconds(5))
+    }
+    return true
+}

@@ -52,7 +52,12 @@ var package = Package(
                 "Locking",
                 "Timekeeping",
             ],
-            resources: [.embedInCode("Resources/openapi.yaml")]
+            resources: [
+                .embedInCode("Resources/openapi.yaml"),
+                .embedInCode("Resources/inspector/inspector.html"),
+                .embedInCode("Resources/inspector/inspector.js"),
+                .embedInCode("Resources/inspector/inspector.css"),
+            ]
         ),
         .executableTarget(
             name: "modalstack",

@@ -67,6 +67,7 @@ public final class ModalStackServer: Sendable {
                     : Problem.methodNotAllowed(request.method, allowed: allowed).response
             })
         endpoints.register(on: &router)
+        if configuration.inspector { Inspector.register(on: &router) }
         let accessLog = AccessLog(format: configuration.logFormat, minimumLevel: configuration.logLevel)
         var httpConfiguration = HTTPServer.Configuration()
         httpConfiguration.host = configuration.host

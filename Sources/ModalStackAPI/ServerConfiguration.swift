@@ -37,6 +37,8 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var tokenLeewaySeconds = 30
     /// Origins browsers may call from (exact, such as `https://app.example`), or `["*"]`; none: no CORS.
     public var corsOrigins: [String] = []
+    /// Whether `/inspect` serves the inspector page.
+    public var inspector = true
     public var logFormat = AccessLog.Format.json
     public var logLevel = AccessLog.Level.info
     public var shutdownTimeoutSeconds = 10
@@ -305,6 +307,7 @@ private let settings: [Setting] = [
     .list(
         "cors-origins", "ORIGINS", "origins browsers may call from (comma-separated, exact), or *",
         \.corsOrigins, printed: true),
+    .boolean("inspector", "serve the inspector page at /inspect", \.inspector),
     .choice("log-format", "FORMAT", "access log lines on standard output: json or logfmt", \.logFormat),
     .choice("log-level", "LEVEL", "debug, info, warn, error or off (requests log at info, 5xx at error)", \.logLevel),
     .integer(

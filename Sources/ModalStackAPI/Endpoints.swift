@@ -1,6 +1,7 @@
 import ModalStackCore
 import ModalStackHTTP
 import ModalStackService
+import ModalStackStore
 import ModalStackTokens
 import Synchronization
 
@@ -27,6 +28,7 @@ struct Endpoints: Sendable {
             headers.set("Content-Type", "application/yaml")
             return HTTPResponse(status: 200, headers: headers, body: OpenAPIDocument.bytes)
         }
+        route(&router, "GET", "/v1/sessions", .admin, listSessions)
         change(&router, "POST", "/v1/sessions", .admin, createSessionWithServerID)
         change(&router, "PUT", "/v1/sessions/{sessionId}", .session(.write), putSession)
         deferred(&router, "GET", "/v1/sessions/{sessionId}", .session(.read), watch.getSession)
@@ -125,6 +127,47 @@ struct Endpoints: Sendable {
     }
 
     // MARK: Sessions
+
+    static let defaultSessionPage = 50
+    static let maxSessionPage = 100
+
+    /// The live sessions, the most recently changed first, a page at a time.
+    private func listSessions(_ request: HTTPRequest) throws -> HTTPResponse {
+        let limit = Int(
+            try request.integerQuery("limit", in: 1...Int64(Self.maxSessionPage)) ?? Int64(Self.defaultSessionPage))
+        let cursor = try request.queryValue("cursor").map(SessionListCursor.parse)
+        var sessions = try service.recentSessions(after: cursor, limit: limit + 1)
+        let hasMore = sessions.count > limit
+        sessions = Array(sessions.prefix(limit))
+        let next: JSONValue =
+            hasMore
+            ? .string("/v1/sessions?limit=\(limit)&cursor=\(SessionListCursor.format(sessions[limit - 1]))") : .null
+        var writer = JSONWriter(capacity: 256 * sessions.count + 64)
+        writer.object { object in
+            object.array("sessions") { array in
+                for session in sessions {
+                    array.object { summary in
+                        summary.write("id", string: session.id)
+                        summary.write("version", integer: session.version)
+                        summary.write("updatedAt", session.updatedAt)
+                        summary.write("expiresAt", session.expiresAt)
+                        summary.write("depth", integer: Int64(session.stack.count))
+                        summary.write("queueLength", integer: Int64(session.queue.count))
+                        summary.member("top") { writer in
+                            guard let top = session.top else { return writer.write(JSONValue.null) }
+                            writer.object { entry in
+                                entry.write("presentationId", string: top.id)
+                                entry.write("destination", string: top.destination)
+                                entry.write("style", string: top.style.rawValue)
+                            }
+                        }
+                    }
+                }
+            }
+            object.write("next", next)
+        }
+        return HTTPResponse(status: 200, headers: ["Content-Type": "application/json"], body: writer.bytes)
+    }
 
     private func createSessionWithServerID(_ request: HTTPRequest, reply: HTTPReply) throws {
         let options = try SessionOptions(json: try request.jsonBody(emptyBody: [:]))
@@ -352,5 +395,21 @@ struct Endpoints: Sendable {
             return Responses.json(200, ["mode": "open", "destinations": []])
         }
         return Responses.json(200, ["mode": "catalog", "destinations": catalog.json["destinations"] ?? []])
+    }
+}
+
+/// The `cursor` of `GET /v1/sessions`: where the previous page ended, as `<updatedAt ms>.<id>`.
+/// Clients pass it back as given.
+enum SessionListCursor {
+    static func format(_ session: Session) -> String {
+        "\(session.updatedAt.millisecondsSinceEpoch).\(session.id)"
+    }
+
+    static func parse(_ text: String) throws -> SessionCursor {
+        let parts = text.split(separator: ".", maxSplits: 1).map(String.init)
+        guard parts.count == 2, let milliseconds = Int64(parts[0]), milliseconds >= 0,
+            Identifiers.isValidSessionID(parts[1])
+        else { throw Problem.invalidParameter("cursor", "is not a cursor this server gave (take it from next)") }
+        return SessionCursor(updatedAt: Timestamp(millisecondsSinceEpoch: milliseconds), id: parts[1])
     }
 }

@@ -119,6 +119,15 @@ public final class ModalStackClient: Sendable {
             .decode()
     }
 
+    /// A page of the live sessions, the most recently changed first (API key only): the first
+    /// page, or the one after `cursor` (``SessionsPage/nextCursor`` of the page before).
+    public func sessions(limit: Int? = nil, after cursor: String? = nil) async throws -> SessionsPage {
+        var call = Call(.get, "/v1/sessions")
+        if let limit { call.query.append(URLQueryItem(name: "limit", value: String(limit))) }
+        if let cursor { call.query.append(URLQueryItem(name: "cursor", value: cursor)) }
+        return try await send(call).decode()
+    }
+
     /// Creates a session with an id made by the server (API key only).
     public func createSession(ttl: Int? = nil) async throws -> Session {
         let session: Session = try await send(Call(.post, "/v1/sessions", body: CreateSessionRequest(ttl: ttl)))

@@ -155,3 +155,76 @@ public struct CatalogDestination: Codable, Sendable, Hashable {
     /// A sentence for people.
     public var summary: String?
 }
+
+/// One session as `GET /v1/sessions` lists it.
+public struct SessionSummary: Codable, Sendable, Hashable, Identifiable {
+    /// The top of a listed session's stack.
+    public struct Top: Codable, Sendable, Hashable {
+        public var presentationId: String
+        public var destination: String
+        public var style: ModalStyle.Kind
+    }
+
+    public var id: String
+    public var version: Int64
+    public var updatedAt: Date
+    public var expiresAt: Date
+    /// How many presentations the stack holds.
+    public var depth: Int
+    /// How many wait in the queue.
+    public var queueLength: Int
+    /// `nil` when the stack is empty.
+    public var top: Top?
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        id = try container.decode(String.self, forKey: .id)
+        version = try container.decode(Int64.self, forKey: .version)
+        updatedAt = try container.decode(Date.self, forKey: .updatedAt)
+        expiresAt = try container.decode(Date.self, forKey: .expiresAt)
+        depth = try container.decode(Int.self, forKey: .depth)
+        queueLength = try container.decode(Int.self, forKey: .queueLength)
+        top = try container.decode(Top?.self, forKey: .top)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(version, forKey: .version)
+        try container.encode(updatedAt, forKey: .updatedAt)
+        try container.encode(expiresAt, forKey: .expiresAt)
+        try container.encode(depth, forKey: .depth)
+        try container.encode(queueLength, forKey: .queueLength)
+        try container.encode(top, forKey: .top)
+    }
+
+    private enum CodingKeys: String, CodingKey { case id, version, updatedAt, expiresAt, depth, queueLength, top }
+}
+
+/// A page of `GET /v1/sessions`, the most recently changed first.
+public struct SessionsPage: Sendable, Hashable {
+    public var sessions: [SessionSummary]
+    /// The path of the next page; `nil` on the last one.
+    public var next: String?
+}
+
+extension SessionsPage: Codable {
+    private enum CodingKeys: String, CodingKey { case sessions, next }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        sessions = try container.decode([SessionSummary].self, forKey: .sessions)
+        next = try container.decode(String?.self, forKey: .next)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(sessions, forKey: .sessions)
+        try container.encode(next, forKey: .next)
+    }
+
+    /// The `cursor` of the next page, for ``ModalStackClient/sessions(limit:after:)``.
+    public var nextCursor: String? {
+        next.flatMap { URLComponents(string: $0)?.queryItems?.first { $0.name == "cursor" }?.value }
+    }
+}

@@ -85,6 +85,46 @@ public final class SQLiteSessionStore: SessionStore {
             queue: try StoredSession.decodeList(row.queue), ttlSeconds: row.ttl)
     }
 
+    public func recentSessions(after cursor: SessionCursor?, limit: Int, at now: Timestamp) throws(StoreError)
+        -> [Session]
+    {
+        typealias Row = (
+            id: String, version: Int64, createdAt: Int64, updatedAt: Int64, stack: String, queue: String, ttl: Int64
+        )
+        let rows: [Row] = try read { connection throws(SQLiteError) in
+            // The index orders by the minute; SQLite sorts each minute's rows by the rest of the key.
+            let statement = try connection.statement(
+                """
+                SELECT id, version, created_at, updated_at, stack, queue, ttl FROM sessions
+                WHERE updated_bucket <= ?1 / ?2 AND (updated_at, id) < (?1, ?3) AND expires_at > ?4
+                ORDER BY updated_bucket DESC, updated_at DESC, id DESC LIMIT ?5
+                """)
+            try statement.bind([
+                .integer(cursor?.updatedAt.millisecondsSinceEpoch ?? Int64.max),
+                .integer(Schema.updatedBucketMilliseconds), .text(cursor?.id ?? ""),
+                .integer(now.millisecondsSinceEpoch), .integer(Int64(limit)),
+            ])
+            defer { statement.reset() }
+            var rows: [Row] = []
+            while try statement.step() {
+                rows.append(
+                    (
+                        statement.text(at: 0), statement.integer(at: 1), statement.integer(at: 2),
+                        statement.integer(at: 3), statement.text(at: 4), statement.text(at: 5),
+                        statement.integer(at: 6)
+                    ))
+            }
+            return rows
+        }
+        return try rows.map { row throws(StoreError) in
+            Session(
+                id: row.id, version: row.version, createdAt: Timestamp(millisecondsSinceEpoch: row.createdAt),
+                updatedAt: Timestamp(millisecondsSinceEpoch: row.updatedAt),
+                stack: try StoredSession.decodeList(row.stack), queue: try StoredSession.decodeList(row.queue),
+                ttlSeconds: row.ttl)
+        }
+    }
+
     public func sessionCount() throws(StoreError) -> Int {
         try read { connection throws(SQLiteError) in Int(try connection.integer("SELECT count(*) FROM sessions") ?? 0) }
     }
@@ -247,30 +287,33 @@ public final class SQLiteSessionStore: SessionStore {
         }
     }
 
-    /// Inserts or updates the session's row. Most changes leave its expiry in the same bucket:
-    /// those update the row alone, without touching the expiry index.
+    /// Inserts or updates the session's row. Most changes leave its expiry and its change time in
+    /// the same buckets: those update the row alone, without touching either index.
     private func save(_ session: Session, on connection: SQLiteConnection) throws(SQLiteError) {
         let expiresAt = session.expiresAt.millisecondsSinceEpoch
+        let updatedAt = session.updatedAt.millisecondsSinceEpoch
         let values: [SQLiteStatement.Value] = [
             .text(session.id), .integer(session.version), .integer(session.createdAt.millisecondsSinceEpoch),
-            .integer(session.updatedAt.millisecondsSinceEpoch), .text(StoredSession.encode(session.stack)),
+            .integer(updatedAt), .text(StoredSession.encode(session.stack)),
             .text(StoredSession.encode(session.queue)), .integer(session.ttlSeconds), .integer(expiresAt),
             .integer(expiresAt / Schema.expiryBucketMilliseconds),
+            .integer(updatedAt / Schema.updatedBucketMilliseconds),
         ]
         try connection.statement(
             """
             UPDATE sessions SET version = ?2, updated_at = ?4, stack = ?5, queue = ?6, ttl = ?7, expires_at = ?8
-            WHERE id = ?1 AND expiry_bucket = ?9
+            WHERE id = ?1 AND expiry_bucket = ?9 AND updated_bucket = ?10
             """
         ).run(values)
         guard sqlite3_changes(connection.handle) == 0 else { return }
         try connection.statement(
             """
-            INSERT INTO sessions (id, version, created_at, updated_at, stack, queue, ttl, expires_at, expiry_bucket)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+            INSERT INTO sessions (
+                id, version, created_at, updated_at, stack, queue, ttl, expires_at, expiry_bucket, updated_bucket)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
             ON CONFLICT (id) DO UPDATE SET version = excluded.version, updated_at = excluded.updated_at,
                 stack = excluded.stack, queue = excluded.queue, ttl = excluded.ttl, expires_at = excluded.expires_at,
-                expiry_bucket = excluded.expiry_bucket
+                expiry_bucket = excluded.expiry_bucket, updated_bucket = excluded.updated_bucket
             """
         ).run(values)
     }

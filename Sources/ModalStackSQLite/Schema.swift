@@ -94,10 +94,20 @@ enum Schema {
         ALTER TABLE dismissed_presentations_appended RENAME TO dismissed_presentations;
         CREATE UNIQUE INDEX dismissed_presentations_by_session ON dismissed_presentations (session_id, sequence, id);
         """,
+        // The sessions most recently changed first, for the listing. Indexed by the minute
+        // (`updatedBucketMilliseconds`) for the same reason as expiry: a session's index entry
+        // moves at most once a minute, not on every change.
+        """
+        ALTER TABLE sessions ADD COLUMN updated_bucket INTEGER NOT NULL DEFAULT 0;
+        UPDATE sessions SET updated_bucket = updated_at / 60000;
+        CREATE INDEX sessions_by_updated_bucket ON sessions (updated_bucket);
+        """,
     ]
 
     /// The width of an `expiry_bucket` (migration 2): `expires_at / expiryBucketMilliseconds`.
     static let expiryBucketMilliseconds: Int64 = 60_000
+    /// The width of an `updated_bucket` (migration 5): `updated_at / updatedBucketMilliseconds`.
+    static let updatedBucketMilliseconds: Int64 = 60_000
 
     static var currentVersion: Int64 { Int64(migrations.count) }
 }

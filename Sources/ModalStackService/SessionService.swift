@@ -99,6 +99,11 @@ public final class SessionService: Sendable {
         try store.change(sessionID: sessionID, version: version)
     }
 
+    /// Up to `limit` live sessions, the most recently changed first, after `cursor` (see ``SessionStore``).
+    public func recentSessions(after cursor: SessionCursor?, limit: Int) throws(StoreError) -> [Session] {
+        try store.recentSessions(after: cursor, limit: limit, at: time.now())
+    }
+
     /// How many sessions are stored (expired ones not yet swept included).
     public func sessionCount() throws(StoreError) -> Int {
         try store.sessionCount()

@@ -16,6 +16,11 @@ public protocol SessionStore: Sendable {
     /// The logged change that made `version`, if the log still holds it.
     func change(sessionID: String, version: Int64) throws(StoreError) -> SessionChange?
 
+    /// Up to `limit` sessions not expired at `now`, the most recently changed first (by
+    /// `updatedAt`, then by id, both descending), starting after `cursor`: the last session of the
+    /// previous page. A session that does not change while a client pages is listed exactly once.
+    func recentSessions(after cursor: SessionCursor?, limit: Int, at now: Timestamp) throws(StoreError) -> [Session]
+
     /// How many sessions are stored (expired ones not yet swept included).
     func sessionCount() throws(StoreError) -> Int
 
@@ -34,6 +39,17 @@ public protocol SessionStore: Sendable {
 
     /// Finishes the store's own work (a checkpoint, say) and closes it; calls after this fail.
     func close()
+}
+
+/// Where a page of ``SessionStore/recentSessions(after:limit:at:)`` ended: its last session's change time and id.
+public struct SessionCursor: Sendable, Hashable {
+    public var updatedAt: Timestamp
+    public var id: String
+
+    public init(updatedAt: Timestamp, id: String) {
+        self.updatedAt = updatedAt
+        self.id = id
+    }
 }
 
 /// What a commit survives before it is acknowledged; every engine offers both.

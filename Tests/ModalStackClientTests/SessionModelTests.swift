@@ -179,3 +179,39 @@ func poll(_ condition: () -> Bool) async -> Bool {
     }
     return true
 }
+
+@Suite("The session listing, against the real server")
+struct SessionListingTests {
+    @Test("pages through every session newest first with the API key; a token may not list; a bad cursor is refused")
+    func pagesAndRefuses() async throws {
+        let server = try ServerProcess(arguments: ["--api-key", "listing-key", "--token-secret", "listing-secret"])
+        let admin = ModalStackClient(
+            baseURL: URL(string: "http://\(server.host):\(server.port)")!, credential: .apiKey("listing-key"))
+        for index in 0..<7 { _ = try await admin.createSession("list-\(index)") }
+        _ = try await admin.present(PresentRequest(destination: "help", style: .popover), in: "list-2")
+
+        var listed: [SessionSummary] = []
+        var cursor: String?
+        repeat {
+            let page = try await admin.sessions(limit: 3, after: cursor)
+            listed += page.sessions
+            cursor = page.nextCursor
+        } while cursor != nil
+        #expect(listed.map(\.id) == ["list-2", "list-6", "list-5", "list-4", "list-3", "list-1", "list-0"])
+        #expect(listed[0].version == 2 && listed[0].depth == 1 && listed[0].queueLength == 0)
+        #expect(listed[0].top?.destination == "help" && listed[0].top?.style == .popover && listed[1].top == nil)
+
+        let token = try await admin.token(for: "list-0").token
+        let app = ModalStackClient(baseURL: admin.baseURL, credential: .token(token))
+        await #expect {
+            _ = try await app.sessions()
+        } throws: { error in
+            if case .forbidden = error as? ModalStackError { true } else { false }
+        }
+        await #expect {
+            _ = try await admin.sessions(after: "not-a-cursor")
+        } throws: { error in
+            if case .invalidParameter = error as? ModalStackError { true } else { false }
+        }
+    }
+}

@@ -87,6 +87,8 @@ private let checks: [String: Check] = {
         "Presentation": roundTrip(Presentation.self),
         "SessionChange": roundTrip(SessionChange.self),
         "EventsPage": roundTrip(EventsPage.self),
+        "SessionsPage": roundTrip(SessionsPage.self),
+        "SessionSummary": roundTrip(SessionSummary.self),
         "SessionDeletedNotice": roundTrip(StreamNotice.self) {
             if $0.type != .sessionDeleted { throw Mismatch(description: "type \($0.type)") }
         },

@@ -320,3 +320,57 @@ struct SQLiteSessionStoreTests {
         try store.checkHealth()
     }
 }
+
+@Suite("SQLite session store: the listing")
+struct SQLiteSessionListingTests {
+    private static func session(_ id: String, updatedAt milliseconds: Int64, ttl: Int64 = 3600) -> Session {
+        var session = sampleSession(id, stackSize: 1)
+        session.updatedAt = Timestamp(millisecondsSinceEpoch: milliseconds)
+        session.ttlSeconds = ttl
+        return session
+    }
+
+    @Test("pages list live sessions newest first; one that does not change while paging appears exactly once")
+    func pagesWhileOthersChange() throws {
+        let directory = try TemporaryDirectory()
+        let store = try SQLiteSessionStore(path: directory.databasePath)
+        var generator = SeededGenerator(seed: 21)
+        let start: Int64 = 1_790_000_000_000
+        // Times spread over ten minutes, so that pages cross buckets, with ties on the millisecond.
+        var sessions = (0..<120).map { index in
+            Self.session("s\(index)", updatedAt: start + Int64.random(in: 0..<600_000, using: &generator) / 7 * 7)
+        }
+        sessions.append(Self.session("expired", updatedAt: start, ttl: 1))
+        try store.commit(sessions.map { save($0) })
+        let now = Timestamp(millisecondsSinceEpoch: start + 600_000)
+
+        var seen: [String] = []
+        var changed: Set<String> = []
+        var cursor: SessionCursor?
+        var clock = start + 600_000
+        while true {
+            let page = try store.recentSessions(after: cursor, limit: 7, at: now)
+            #expect(page.count <= 7)
+            for (earlier, later) in zip(page, page.dropFirst()) {
+                #expect((earlier.updatedAt, earlier.id) > (later.updatedAt, later.id))
+            }
+            seen += page.map(\.id)
+            guard let last = page.last else { break }
+            cursor = SessionCursor(updatedAt: last.updatedAt, id: last.id)
+            // Another client changes two sessions between pages: they move to the front.
+            for _ in 0..<2 {
+                var moved = sessions[Int.random(in: 0..<120, using: &generator)]
+                clock += 1
+                moved.version += 1
+                moved.updatedAt = Timestamp(millisecondsSinceEpoch: clock)
+                try store.commit([save(moved)])
+                changed.insert(moved.id)
+            }
+        }
+        #expect(!seen.contains("expired"))
+        let unchanged = Set(sessions.map(\.id)).subtracting(changed).subtracting(["expired"])
+        #expect(unchanged.count > 60)
+        for id in unchanged { #expect(seen.filter { $0 == id }.count == 1, "\(id)") }
+        #expect(try store.recentSessions(after: nil, limit: 200, at: now).count == 120)
+    }
+}

@@ -159,6 +159,10 @@ final class GatedStore: SessionStore {
 
     func sessionCount() throws(StoreError) -> Int { try base.sessionCount() }
 
+    func recentSessions(after cursor: SessionCursor?, limit: Int, at now: Timestamp) throws(StoreError) -> [Session] {
+        try base.recentSessions(after: cursor, limit: limit, at: now)
+    }
+
     func expiredSessionIDs(at now: Timestamp, limit: Int) throws(StoreError) -> [String] {
         try base.expiredSessionIDs(at: now, limit: limit)
     }

@@ -115,8 +115,10 @@ public final class ModalStackClient: Sendable {
 
     /// Creates the session `sessionID` with its own `ttl` (seconds), or returns it when it exists.
     public func createSession(_ sessionID: String, ttl: Int? = nil) async throws -> Session {
-        try await send(Call(.put, sessionPath(sessionID), body: CreateSessionRequest(ttl: ttl), sessionID: sessionID))
-            .decode()
+        try await send(
+            try Call(.put, sessionPath(sessionID), body: CreateSessionRequest(ttl: ttl), sessionID: sessionID)
+        )
+        .decode()
     }
 
     /// A page of the live sessions, the most recently changed first (API key only): the first
@@ -130,8 +132,9 @@ public final class ModalStackClient: Sendable {
 
     /// Creates a session with an id made by the server (API key only).
     public func createSession(ttl: Int? = nil) async throws -> Session {
-        let session: Session = try await send(Call(.post, "/v1/sessions", body: CreateSessionRequest(ttl: ttl)))
-            .decode()
+        var call = try Call(.post, "/v1/sessions", body: CreateSessionRequest(ttl: ttl))
+        call.headers["Idempotency-Key"] = UUID().uuidString  // a retry gets the same session, not a second one
+        let session: Session = try await send(call).decode()
         saw(session)
         return session
     }
@@ -146,7 +149,7 @@ public final class ModalStackClient: Sendable {
 
     /// A client token for the session (API key only; the server needs `--token-secret`).
     public func token(for sessionID: String, scope: TokenScope? = nil, ttl: Int? = nil) async throws -> TokenResponse {
-        try await send(Call(.post, sessionPath(sessionID) + "/tokens", body: TokenRequest(scope: scope, ttl: ttl)))
+        try await send(try Call(.post, sessionPath(sessionID) + "/tokens", body: TokenRequest(scope: scope, ttl: ttl)))
             .decode()
     }
 
@@ -181,7 +184,7 @@ public final class ModalStackClient: Sendable {
     public func deletePresentation(
         _ presentationID: String, in sessionID: String, force: Bool = false, expecting version: Int64? = nil
     ) async throws -> DismissResponse {
-        var call = change(
+        var call = try change(
             .delete, presentationPath(presentationID, in: sessionID), nil as DismissRequest?, sessionID, version)
         if force { call.query = [URLQueryItem(name: "force", value: "true")] }
         return try await send(call).decode()
@@ -231,7 +234,8 @@ public final class ModalStackClient: Sendable {
         try await send(Call(.get, "/v1/destinations")).decode()
     }
 
-    /// The last version this client saw of the session, from any answer that carried it.
+    /// With ``Configuration/sendsIfMatch``, the last version this client saw of the session: from
+    /// the last answer that showed it (not a refusal's, not a replay's); `nil` otherwise.
     public func lastSeenVersion(of sessionID: String) -> Int64? {
         seenVersions.withLock { $0[sessionID] }
     }
@@ -310,15 +314,18 @@ extension ModalStackClient {
             self.sessionID = sessionID
         }
 
-        init(_ method: Method, _ path: String, body: some Encodable, sessionID: String? = nil) {
+        /// Throws `EncodingError` for a body JSON cannot carry (a payload number that is not finite).
+        init(_ method: Method, _ path: String, body: some Encodable, sessionID: String? = nil) throws {
             self.init(method, path, sessionID: sessionID)
-            self.body = try? ModalStackJSON.makeEncoder().encode(body)
+            self.body = try ModalStackJSON.makeEncoder().encode(body)
         }
 
         /// Whether sending it twice has the effect of sending it once.
         var isIdempotent: Bool {
             switch method {
-            case .get, .put: true
+            case .get: true
+            // Retried after its change was applied, a conditional PUT would fail its own If-Match.
+            case .put: headers["If-Match"] == nil
             case .post, .patch: headers["Idempotency-Key"] != nil
             case .delete: false
             }
@@ -356,9 +363,10 @@ extension ModalStackClient {
     /// A change: the body, `If-Match` as configured, and a fresh `Idempotency-Key` where the server takes one.
     private func change(
         _ method: Method, _ path: String, _ body: (some Encodable)?, _ sessionID: String, _ version: Int64?
-    ) -> Call {
+    ) throws -> Call {
         var call =
-            body.map { Call(method, path, body: $0, sessionID: sessionID) } ?? Call(method, path, sessionID: sessionID)
+            try body.map { try Call(method, path, body: $0, sessionID: sessionID) }
+            ?? Call(method, path, sessionID: sessionID)
         let expected = version ?? (configuration.sendsIfMatch ? lastSeenVersion(of: sessionID) : nil)
         call.headers["If-Match"] = expected.map(entityTag)
         if method == .post || method == .patch { call.headers["Idempotency-Key"] = UUID().uuidString }
@@ -383,10 +391,15 @@ extension ModalStackClient {
                 continue
             }
             let status = response.statusCode
-            if let sessionID = call.sessionID, let version = Self.version(fromETag: response) {
-                saw(version, of: sessionID)
+            if (200..<300).contains(status) || status == 304 {
+                // A 412's ETag is a version the client has not seen, and a replay's may be an old one.
+                if let sessionID = call.sessionID, let version = Self.version(fromETag: response),
+                    response.value(forHTTPHeaderField: "Idempotent-Replayed") == nil
+                {
+                    saw(version, of: sessionID)
+                }
+                return Answer(status: status, body: data)
             }
-            if (200..<300).contains(status) || status == 304 { return Answer(status: status, body: data) }
             let error = Self.refusal(status: status, data: data, response: response)
             if case .unauthorized = error as? ModalStackError, case .tokenProvider = credential, !refreshedToken {
                 refreshedToken = true
@@ -454,7 +467,7 @@ extension ModalStackClient {
         }
     }
 
-    /// Exponential backoff with full jitter: a random delay up to `retryDelay · 2^(attempt − 1)`, capped.
+    /// Exponential backoff with jitter: a random delay from half to all of `retryDelay · 2^(attempt − 1)`, capped.
     func retryDelay(attempt: Int) -> Duration {
         let ceiling = min(configuration.retryDelay * (1 << min(attempt - 1, 20)), configuration.maxRetryDelay)
         return ceiling * Double.random(in: 0.5...1)

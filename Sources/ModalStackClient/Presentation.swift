@@ -125,9 +125,14 @@ public struct Detent: RawRepresentable, Codable, Sendable, Hashable, Expressible
     /// The full height.
     public static let large: Detent = "large"
     /// A share of the screen, 0 < `share` ≤ 1.
-    public static func fraction(_ share: Double) -> Detent { Detent(rawValue: "fraction:\(share)") }
+    public static func fraction(_ share: Double) -> Detent { Detent(rawValue: "fraction:" + shortest(share)) }
     /// A height in points, 0 < `points` ≤ 100000.
-    public static func height(_ points: Double) -> Detent { Detent(rawValue: "height:\(points)") }
+    public static func height(_ points: Double) -> Detent { Detent(rawValue: "height:" + shortest(points)) }
+
+    /// The number as the server writes it back: the shortest decimal, without a trailing `.0`.
+    private static func shortest(_ value: Double) -> String {
+        value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)
+    }
 }
 
 /// A button's role: `cancel` is the answer a dismiss without one records.

@@ -87,8 +87,8 @@
             guard case .sheet(let detents, _) = presentation.style, !detents.isEmpty else { return [.large] }
             return Set(
                 detents.compactMap { detent -> PresentationDetent? in
-                    let parts = detent.rawValue.split(separator: ":", maxSplits: 1)
-                    switch (parts.first, parts.count == 2 ? Double(parts[1]) : nil) {
+                    let parts = detent.rawValue.split(separator: ":", maxSplits: 1).map(String.init)
+                    switch (parts.first ?? "", parts.count == 2 ? Double(parts[1]) : nil) {
                     case ("medium", nil): return .medium
                     case ("large", nil): return .large
                     case ("fraction", let share?): return .fraction(share)

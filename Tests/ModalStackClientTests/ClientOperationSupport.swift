@@ -76,10 +76,14 @@ final class CuttingProxy: Sendable {
     let port: UInt16
     private let core: Core
 
-    init(forwardingTo upstreamPort: UInt16, cuttingFirst cuts: Int) throws {
+    /// - Parameter streamAnswer: what the proxy answers an event-stream request with itself, instead of
+    ///   forwarding it (as a proxy that does not pass streams through would); nil forwards them too.
+    init(forwardingTo upstreamPort: UInt16, cuttingFirst cuts: Int, streamAnswer: String? = nil) throws {
         let listener = try openListener()
         port = try boundPort(of: listener)
-        core = Core(listener: listener, upstreamPort: upstreamPort, cuts: cuts)
+        core = Core(
+            listener: listener, upstreamPort: upstreamPort, cuts: cuts,
+            streamAnswer: streamAnswer.map { Array($0.utf8) })
         let core = core
         startThread { core.acceptLoop() }
     }
@@ -102,11 +106,13 @@ final class CuttingProxy: Sendable {
 
         let listener: Int32
         let upstreamPort: UInt16
+        let streamAnswer: [UInt8]?
         let state: Mutex<State>
 
-        init(listener: Int32, upstreamPort: UInt16, cuts: Int) {
+        init(listener: Int32, upstreamPort: UInt16, cuts: Int, streamAnswer: [UInt8]?) {
             self.listener = listener
             self.upstreamPort = upstreamPort
+            self.streamAnswer = streamAnswer
             state = Mutex(State(cutsLeft: cuts))
         }
 
@@ -134,6 +140,10 @@ final class CuttingProxy: Sendable {
             var client = MessageReader(socket: clientSocket)
             var server = MessageReader(socket: upstreamSocket)
             while let request = client.next(isResponse: false) {
+                if let streamAnswer, request.head.startLine.contains("/events/stream") {
+                    _ = sendAll(clientSocket, streamAnswer)
+                    return
+                }
                 guard sendAll(upstreamSocket, request.bytes), let response = server.next(isResponse: true) else {
                     return
                 }

@@ -208,7 +208,7 @@ struct StyleCase: Sendable, CustomTestStringConvertible {
     static let all: [StyleCase] = [
         StyleCase(
             request: .sheet(detents: [.medium, .fraction(0.5), .height(320)], interactiveDismissDisabled: true),
-            // Served as the shortest decimal (the spec's ServedDetent), though `.height(320)` writes "height:320.0".
+            // Served as the shortest decimal (the spec's ServedDetent), as `.height(320)` writes it.
             expected: .sheet(detents: ["medium", "fraction:0.5", "height:320"], interactiveDismissDisabled: true),
             testDescription: "sheet with detents, not dismissible"),
         StyleCase(
@@ -260,6 +260,7 @@ extension ClientOperationTests {
                 .pushed()
             let presentation = answer.presentation
             #expect(presentation.style == style.expected)
+            #expect(ModalStyle(style.request) == style.expected, "the model's prediction of the served style")
             #expect(presentation.state == .presented)
             #expect(presentation.key == "screen", "the key defaults to the destination")
             #expect(answer.transition == [.present(presentation.id)])
@@ -797,10 +798,8 @@ extension ClientOperationTests {
             _ = try await careful.push("a", in: id)
             _ = try await other.push("b", in: id)
             _ = try await refusal { try await careful.dismiss(in: id) }
-            await withKnownIssue("the 412's ETag is taken for a version seen, so the blind retry is applied") {
-                #expect(careful.lastSeenVersion(of: id) == 1)
-                _ = try await refusal { try await careful.dismiss(in: id) }
-            }
+            #expect(careful.lastSeenVersion(of: id) == 1)
+            _ = try await refusal { try await careful.dismiss(in: id) }
         }
     }
 }
@@ -853,7 +852,7 @@ extension ClientOperationTests {
             #expect(try await makeClient().session(id).stack.count == 1, "the server applied it all the same")
         }
 
-        @Test("a conditional replaceStack whose answer is cut is not refused for its own change when retried")
+        @Test("a conditional replaceStack whose answer is cut is not retried into a 412 for its own change")
         func retriedConditionalReplacement() async throws {
             let server = try #require(TestServer.current)
             let id = uniqueSessionID("retry")
@@ -861,13 +860,9 @@ extension ClientOperationTests {
             let proxy = try CuttingProxy(forwardingTo: server.port, cuttingFirst: 1)
             let client = try makeClient(maxAttempts: 3, at: proxy.url)
             let deepLink = ReplaceStackRequest(stack: [PresentRequest(destination: "home")])
-            await withKnownIssue("PUT is retried with the same If-Match, which the first attempt made stale: a 412") {
-                do {
-                    _ = try await client.replaceStack(deepLink, in: id, expecting: 1)
-                } catch is URLError {
-                    // Also honest: the client cannot tell whether the change was applied.
-                }
-            }
+            // Not retried: the client cannot tell whether the change was applied, and says so.
+            await #expect(throws: URLError.self) { try await client.replaceStack(deepLink, in: id, expecting: 1) }
+            #expect(proxy.exchanges.count == 1)
             #expect(try await makeClient().session(id).stack.map(\.destination) == ["home"], "applied once")
         }
 
@@ -876,12 +871,10 @@ extension ClientOperationTests {
             let server = try #require(TestServer.current)
             let proxy = try CuttingProxy(forwardingTo: server.port, cuttingFirst: 1)
             let client = try makeClient(maxAttempts: 3, at: proxy.url)
-            await withKnownIssue("POST /v1/sessions goes without an Idempotency-Key, so a cut answer is not retried") {
-                let session = try await client.createSession(ttl: 60)
-                #expect(proxy.exchanges.count == 2)
-                #expect(proxy.exchanges.last?.response.value("Idempotent-Replayed") == "true")
-                #expect(try await makeClient().session(session.id) == session)
-            }
+            let session = try await client.createSession(ttl: 60)
+            #expect(proxy.exchanges.count == 2)
+            #expect(proxy.exchanges.last?.response.value("Idempotent-Replayed") == "true")
+            #expect(try await makeClient().session(session.id) == session)
         }
     }
 }

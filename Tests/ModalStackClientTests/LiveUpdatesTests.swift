@@ -181,6 +181,26 @@ struct LiveUpdatesTests {
         await recording.stop()
     }
 
+    @Test("where a proxy does not pass streams through, automatic live updates fall back to long polls")
+    func fallsBackToLongPolls() async throws {
+        let server = try ServerProcess()
+        let writer = client(of: server)
+        _ = try await writer.createSession("fallback")
+        let proxy = try CuttingProxy(
+            forwardingTo: server.port, cuttingFirst: 0,
+            streamAnswer: "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 9\r\n\r\n<p>no</p>")
+        var configuration = quick
+        configuration.longPollWait = 1
+        let recording = Recording(
+            ModalStackClient(baseURL: proxy.url, configuration: configuration), "fallback")
+        #expect(await recording.wait { $0.versions == [1] })
+        try await present(1, in: "fallback", with: writer)
+        #expect(await recording.wait { $0.versions.last == 3 })
+        #expect(recording.statuses.contains(.polling))
+        #expect(recording.statuses.filter { if case .connecting = $0 { true } else { false } }.count == 1)
+        await recording.stop()
+    }
+
     @Test("a deleted session ends the sequence with sessionDeleted; an unknown one with sessionNotFound")
     func deletionEnds() async throws {
         let server = try ServerProcess(arguments: ["--sse-heartbeat", "1"])

@@ -14,6 +14,7 @@
   const STEP_MS = 150; // one step of a transition plan
   const STREAM_SILENCE_MS = 65000; // reconnect when not even a heartbeat came for this long
   const SESSION_ID = /^[A-Za-z0-9._~-]{1,128}$/;
+  const STYLES = ["sheet", "fullScreenCover", "popover", "alert", "confirmationDialog", "dialog", "progress"];
   const ALERT_LIKE = new Set(["alert", "confirmationDialog", "dialog", "progress"]);
   const FRAME = { width: 390, height: 780, top: 54 }; // css px; `top`: below the status bar
   const HEADER = 48; // how much of a container stays visible above the one over it
@@ -596,6 +597,7 @@
       document.title = `${id} · ModalStack inspector`;
       this.build();
       this.follow();
+      this.loadDestinations();
     }
 
     stop() {
@@ -623,6 +625,8 @@
           el("div", { class: "app-placeholder" })));
       this.frameNote = el("p", { id: "frame-note", class: "frame-note", hidden: true });
       this.queue = el("ol", { id: "queue", class: "queue" });
+      this.presentSection = el("section", { id: "present-section", class: "panel" }, el("h2", { text: "Present" }),
+        el("p", { class: "muted", text: "Loading the destinations…" }));
       append(this.root, [
         el("section", { id: "session-view", class: "session-view", "data-session-id": this.id },
           el("div", { class: "session-head" },
@@ -640,7 +644,8 @@
               this.frameNote),
             el("div", { class: "side-column" },
               el("section", { id: "queue-section", class: "panel" },
-                el("h2", {}, "Queue ", el("span", { id: "queue-count", class: "muted" })), this.queue)))),
+                el("h2", {}, "Queue ", el("span", { id: "queue-count", class: "muted" })), this.queue),
+              this.presentSection))),
       ]);
       this.renderQueue([]);
     }
@@ -1064,6 +1069,426 @@
         return null;
       }
       return this.change("PATCH", `${this.base}/presentations/${encodeURIComponent(p.id)}`, { completed }, `Updating ${p.destination}`);
+    }
+
+    // ---------------------------------------------------------------- the present form
+
+    async loadDestinations() {
+      try {
+        const result = await api("GET", "/v1/destinations", { signal: this.controller.signal });
+        if (this.stopped) return;
+        if (!result.ok) {
+          problemArea.show(result.problem, "Reading the destinations");
+          return;
+        }
+        this.catalog = result.json;
+        this.buildPresentForm();
+      } catch (error) {
+        handleFailure(error, "Reading the destinations");
+      }
+    }
+
+    buildPresentForm() {
+      const catalog = this.catalog;
+      const isCatalog = catalog.mode === "catalog" && Array.isArray(catalog.destinations) && catalog.destinations.length > 0;
+      const form = el("form", { id: "present-form", class: "present-form", novalidate: true, "data-mode": isCatalog ? "catalog" : "open" });
+      let destination;
+      if (isCatalog) {
+        destination = el("select", { id: "present-destination", name: "destination", "data-pointer": "/destination" },
+          catalog.destinations.map((d) => el("option", { value: d.name, text: d.name })));
+      } else {
+        destination = el("input", { id: "present-destination", name: "destination", "data-pointer": "/destination",
+          placeholder: "settings", autocomplete: "off", spellcheck: "false" });
+      }
+      const summary = el("p", { id: "destination-summary", class: "muted summary" });
+      const style = el("select", { id: "present-style", name: "style", "data-pointer": "/style" });
+      const styleFields = el("div", { id: "style-fields", class: "style-fields" });
+      const payloadFields = el("div", { id: "payload-fields", class: "payload-fields" });
+      const asJSON = el("input", { id: "payload-as-json", type: "checkbox" });
+      const payloadText = el("textarea", { id: "payload-json", class: "json", rows: "4", spellcheck: "false", "data-pointer": "/payload",
+        placeholder: "{\"text\": \"How can we help?\"}" });
+      const key = el("input", { id: "present-key", name: "key", "data-pointer": "/key", placeholder: "defaults to the destination", autocomplete: "off" });
+      const locked = el("input", { id: "present-locked", type: "checkbox", name: "locked", "data-pointer": "/locked" });
+      const whenBlocked = el("select", { id: "present-when-blocked", "data-pointer": "/whenBlocked" },
+        el("option", { value: "queue", text: "queue" }), el("option", { value: "reject", text: "reject" }));
+      const status = el("p", { id: "present-status", class: "present-status", role: "status" });
+      const errors = el("ul", { id: "present-errors", class: "field-errors", hidden: true });
+
+      let payloadForm = null; // {read()} for the generated fields, or null: the JSON textarea
+      let styleForm = null;
+      const entryOf = () => (isCatalog ? catalog.destinations.find((d) => d.name === destination.value) : null);
+      // Each rebuilds only what the destination changes, so that nothing typed is lost for nothing.
+      const fillStyles = () => {
+        const allowed = entryOf()?.styles || STYLES;
+        const previous = style.value;
+        if ([...style.options].map((o) => o.value).join() === allowed.join()) return false;
+        clear(style).append(...allowed.map((s) => el("option", { value: s, text: s })));
+        if (allowed.includes(previous)) style.value = previous;
+        return style.value !== previous;
+      };
+      let payloadEntry; // the catalog entry the payload fields were made for
+      const fillPayload = (force) => {
+        const entry = entryOf();
+        if (!force && entry === payloadEntry) return;
+        payloadEntry = entry;
+        summary.textContent = entry?.summary || "";
+        clear(payloadFields);
+        payloadForm = null;
+        const schema = entry?.payload;
+        if (schema && schema.properties && !asJSON.checked) {
+          payloadForm = objectFields(schema, "/payload", true);
+          payloadFields.append(payloadForm.node);
+          payloadText.hidden = true;
+        } else {
+          payloadText.hidden = false;
+        }
+        asJSON.parentElement.hidden = !(schema && schema.properties);
+      };
+      const fillStyleFields = () => {
+        clear(styleFields);
+        styleForm = styleFieldsFor(style.value);
+        if (styleForm) styleFields.append(styleForm.node);
+      };
+      destination.addEventListener("change", () => {
+        if (fillStyles()) fillStyleFields();
+        fillPayload(false);
+      });
+      style.addEventListener("change", fillStyleFields);
+      asJSON.addEventListener("change", () => {
+        if (asJSON.checked && payloadForm) {
+          try {
+            payloadText.value = prettyJSON(payloadForm.read().value ?? {});
+          } catch {
+            payloadText.value = "{}";
+          }
+        }
+        fillPayload(true);
+      });
+
+      append(form, [
+        el("label", { class: "field" }, el("span", { text: "Destination" }), destination),
+        summary,
+        el("label", { class: "field" }, el("span", { text: "Style" }), style),
+        styleFields,
+        el("fieldset", { class: "payload" }, el("legend", { text: "Payload" }),
+          payloadFields,
+          el("label", { class: "inline" }, asJSON, " edit as JSON"),
+          payloadText),
+        el("label", { class: "field" }, el("span", { text: "Key" }), key),
+        el("div", { class: "field-row" },
+          el("label", { class: "inline" }, locked, " locked"),
+          el("label", { class: "inline" }, "when blocked ", whenBlocked)),
+        el("div", { class: "actions" }, el("button", { id: "present-submit", type: "submit", text: "Present" })),
+        status,
+        errors,
+      ]);
+
+      form.addEventListener("submit", async (event) => {
+        event.preventDefault();
+        clearFieldErrors(form, errors);
+        status.textContent = "";
+        const local = [];
+        const body = { destination: destination.value.trim() };
+        body.style = style.value;
+        if (styleForm) {
+          try {
+            Object.assign(body, styleForm.read());
+          } catch (error) {
+            local.push(...(error.fieldErrors || [{ pointer: "", detail: String(error.message) }]));
+          }
+        }
+        try {
+          const payload = payloadForm ? payloadForm.read().value : parsePayloadText(payloadText.value);
+          if (payload !== undefined) body.payload = payload;
+        } catch (error) {
+          local.push(...(error.fieldErrors || [{ pointer: "/payload", detail: String(error.message) }]));
+        }
+        if (key.value !== "") body.key = key.value;
+        if (locked.checked) body.locked = true;
+        if (whenBlocked.value !== "queue") body.whenBlocked = whenBlocked.value;
+        if (local.length) {
+          showFieldErrors(form, errors, local);
+          status.textContent = "Not sent: fix the fields marked.";
+          return;
+        }
+        const submit = $("#present-submit", form);
+        submit.disabled = true;
+        const result = await this.change("POST", `${this.base}/presentations`, body, `Presenting ${body.destination || "(no destination)"}`);
+        submit.disabled = false;
+        if (!result) return;
+        if (result.ok) {
+          const outcome = { 201: "presented", 202: "queued", 200: "updated in place" }[result.status] || "done";
+          const where = result.status === 202 && typeof result.json.position === "number" ? ` at position ${result.json.position}` : "";
+          status.textContent = `${result.json.presentation?.destination ?? body.destination}: ${outcome}${where} (${result.status}), version ${result.json.session?.version ?? "?"}`;
+          status.dataset.outcome = String(result.status);
+        } else {
+          status.dataset.outcome = String(result.status);
+          status.textContent = `Refused: ${result.problem.title} (${result.status})`;
+          if (Array.isArray(result.problem.errors)) showFieldErrors(form, errors, result.problem.errors);
+        }
+      });
+
+      fillStyles();
+      fillPayload(true);
+      fillStyleFields();
+      clear(this.presentSection).append(el("h2", {}, "Present ",
+        el("span", { class: "muted", text: isCatalog ? "(catalog)" : "(open: any destination)" })), form);
+    }
+  }
+
+  // ------------------------------------------------------------------ generated fields
+
+  function fieldError(pointer, detail) {
+    const error = new Error(detail);
+    error.fieldErrors = [{ pointer, detail }];
+    return error;
+  }
+
+  function parsePayloadText(text) {
+    if (text.trim() === "") return undefined;
+    let value;
+    try {
+      value = JSON.parse(text);
+    } catch (error) {
+      throw fieldError("/payload", `not JSON: ${error.message}`);
+    }
+    if (value === null || typeof value !== "object" || Array.isArray(value)) throw fieldError("/payload", "must be a JSON object");
+    return value;
+  }
+
+  function typesOf(schema) {
+    if (!schema || schema.type === undefined) return [];
+    return Array.isArray(schema.type) ? schema.type : [schema.type];
+  }
+
+  function hint(schema) {
+    const parts = [];
+    const types = typesOf(schema);
+    if (types.length) parts.push(types.join(" | "));
+    if (schema.minimum !== undefined || schema.maximum !== undefined) parts.push(`${schema.minimum ?? "…"}–${schema.maximum ?? "…"}`);
+    if (schema.minLength !== undefined || schema.maxLength !== undefined) parts.push(`${schema.minLength ?? 0}–${schema.maxLength ?? "…"} characters`);
+    if (schema.maxItems !== undefined) parts.push(`at most ${schema.maxItems} items`);
+    return parts.join(", ");
+  }
+
+  /**
+   * The inputs for an object schema's properties (recursively), plus a JSON box for other members
+   * unless additionalProperties is false. read() → {value} or {} when nothing was filled in.
+   */
+  function objectFields(schema, pointer, top) {
+    const required = new Set(schema.required || []);
+    const fields = Object.entries(schema.properties || {}).map(([name, sub]) => ({ name, field: valueField(sub, `${pointer}/${escapePointer(name)}`, name, required.has(name)) }));
+    let extra = null;
+    if (schema.additionalProperties !== false) {
+      extra = el("textarea", { class: "json extra-members", rows: "2", spellcheck: "false", "data-pointer": pointer, placeholder: "other members, as a JSON object" });
+    }
+    const node = el(top ? "div" : "fieldset", { class: "object-fields", "data-pointer": pointer },
+      top ? null : el("legend", { text: pointer.split("/").pop() }),
+      fields.map((f) => f.field.node),
+      extra ? el("label", { class: "field" }, el("span", { text: "other members" }), extra) : null);
+    return {
+      node,
+      read() {
+        const value = {};
+        const errors = [];
+        let any = false;
+        for (const { name, field } of fields) {
+          try {
+            const read = field.read();
+            if ("value" in read) { value[name] = read.value; any = true; }
+          } catch (error) {
+            errors.push(...(error.fieldErrors || [{ pointer: `${pointer}/${name}`, detail: error.message }]));
+          }
+        }
+        if (extra && extra.value.trim() !== "") {
+          try {
+            const more = JSON.parse(extra.value);
+            if (more === null || typeof more !== "object" || Array.isArray(more)) throw new Error("must be a JSON object");
+            for (const [name, member] of Object.entries(more)) { value[name] = member; any = true; }
+          } catch (error) {
+            errors.push({ pointer, detail: `other members: ${error.message}` });
+          }
+        }
+        if (errors.length) {
+          const error = new Error("invalid fields");
+          error.fieldErrors = errors;
+          throw error;
+        }
+        return any || top ? { value } : {};
+      },
+    };
+  }
+
+  function escapePointer(name) {
+    return name.replace(/~/g, "~0").replace(/\//g, "~1");
+  }
+
+  /** One input for a value schema; read() → {value} or {} when left empty. */
+  function valueField(schema, pointer, name, required) {
+    const types = typesOf(schema).filter((t) => t !== "null");
+    const label = el("span", { class: "field-name" }, name, required ? el("abbr", { title: "required", text: " *" }) : null);
+    const help = [schema.description, hint(schema)].filter(Boolean).join(" · ");
+    const wrap = (input) => el("label", { class: "field", "data-field": name }, label, input, help ? el("small", { class: "muted", text: help }) : null);
+    if (Array.isArray(schema.enum)) {
+      const select = el("select", { "data-pointer": pointer, name },
+        el("option", { value: "", text: "(not set)" }),
+        schema.enum.map((v, i) => el("option", { value: String(i), text: JSON.stringify(v) })));
+      return { node: wrap(select), read: () => (select.value === "" ? {} : { value: schema.enum[Number(select.value)] }) };
+    }
+    if (types.length === 1 && types[0] === "object" && schema.properties) {
+      const inner = objectFields(schema, pointer, false);
+      return { node: inner.node, read: () => inner.read() };
+    }
+    if (types.length === 1 && types[0] === "string") {
+      const input = el("input", { type: "text", "data-pointer": pointer, name, autocomplete: "off" });
+      return { node: wrap(input), read: () => (input.value === "" ? {} : { value: input.value }) };
+    }
+    if (types.length === 1 && (types[0] === "number" || types[0] === "integer")) {
+      const input = el("input", { type: "text", inputmode: "decimal", "data-pointer": pointer, name, autocomplete: "off", class: "number" });
+      return {
+        node: wrap(input),
+        read() {
+          const text = input.value.trim();
+          if (text === "") return {};
+          const value = Number(text);
+          if (!Number.isFinite(value) || !/^-?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(text)) throw fieldError(pointer, "not a number");
+          return { value };
+        },
+      };
+    }
+    if (types.length === 1 && types[0] === "boolean") {
+      const select = el("select", { "data-pointer": pointer, name },
+        el("option", { value: "", text: "(not set)" }), el("option", { value: "true", text: "true" }), el("option", { value: "false", text: "false" }));
+      return { node: wrap(select), read: () => (select.value === "" ? {} : { value: select.value === "true" }) };
+    }
+    // Arrays, several types, no type: JSON.
+    const input = el("textarea", { class: "json", rows: "2", spellcheck: "false", "data-pointer": pointer, name, placeholder: "JSON" });
+    return {
+      node: wrap(input),
+      read() {
+        if (input.value.trim() === "") return {};
+        try {
+          return { value: JSON.parse(input.value) };
+        } catch (error) {
+          throw fieldError(pointer, `not JSON: ${error.message}`);
+        }
+      },
+    };
+  }
+
+  /** The fields of a style: detents, alert texts and buttons, progress numbers. */
+  function styleFieldsFor(style) {
+    if (style === "sheet") {
+      const detents = el("input", { id: "present-detents", "data-pointer": "/detents", placeholder: "medium, large, fraction:0.3, height:320", autocomplete: "off" });
+      const noSwipe = el("input", { id: "present-interactive-dismiss-disabled", type: "checkbox", "data-pointer": "/interactiveDismissDisabled" });
+      return {
+        node: el("div", {},
+          el("label", { class: "field" }, el("span", { text: "Detents" }), detents),
+          el("label", { class: "inline" }, noSwipe, " interactiveDismissDisabled")),
+        read() {
+          const body = {};
+          const list = detents.value.split(/[\s,]+/).filter(Boolean);
+          if (list.length) body.detents = list;
+          if (noSwipe.checked) body.interactiveDismissDisabled = true;
+          return body;
+        },
+      };
+    }
+    if (style === "alert" || style === "confirmationDialog") {
+      const title = el("input", { id: "present-title", "data-pointer": "/title", autocomplete: "off" });
+      const message = el("textarea", { id: "present-message", rows: "2", "data-pointer": "/message" });
+      const rows = el("div", { id: "present-buttons", class: "button-rows", "data-pointer": "/buttons" });
+      const addRow = (id, label, role) => {
+        const index = () => [...rows.children].indexOf(row);
+        const idInput = el("input", { class: "button-id", placeholder: "id", value: id, autocomplete: "off", "aria-label": "button id" });
+        const labelInput = el("input", { class: "button-label", placeholder: "label", value: label, autocomplete: "off", "aria-label": "button label" });
+        const roleSelect = el("select", { class: "button-role", "aria-label": "button role" },
+          ["default", "cancel", "destructive"].map((r) => el("option", { value: r, text: r, selected: r === role })));
+        const row = el("div", { class: "button-row" }, idInput, labelInput, roleSelect,
+          el("button", { type: "button", class: "button-remove", "aria-label": "Remove the button", text: "−", onclick: () => row.remove() }));
+        row.pointerIndex = index;
+        rows.append(row);
+      };
+      if (style === "alert") addRow("ok", "OK", "default");
+      else { addRow("first", "First", "default"); addRow("cancel", "Cancel", "cancel"); }
+      return {
+        node: el("div", {},
+          el("label", { class: "field" }, el("span", { text: "Title" }), title),
+          el("label", { class: "field" }, el("span", { text: "Message" }), message),
+          el("div", { class: "field" }, el("span", { text: "Buttons" }), rows,
+            el("button", { id: "add-button", type: "button", text: "Add a button", onclick: () => addRow("", "", "default") }))),
+        read() {
+          const body = {};
+          if (title.value !== "") body.title = title.value;
+          if (message.value !== "") body.message = message.value;
+          const buttons = [...rows.children].map((row) => ({
+            id: $(".button-id", row).value, label: $(".button-label", row).value, role: $(".button-role", row).value,
+          }));
+          [...rows.children].forEach((row, i) => {
+            $(".button-id", row).dataset.pointer = `/buttons/${i}/id`;
+            $(".button-label", row).dataset.pointer = `/buttons/${i}/label`;
+            $(".button-role", row).dataset.pointer = `/buttons/${i}/role`;
+          });
+          if (buttons.length || style === "confirmationDialog") body.buttons = buttons;
+          return body;
+        },
+      };
+    }
+    if (style === "progress") {
+      const total = el("input", { id: "present-total", class: "number", inputmode: "decimal", "data-pointer": "/total", value: "10" });
+      const completed = el("input", { id: "present-completed", class: "number", inputmode: "decimal", "data-pointer": "/completed", value: "0" });
+      const message = el("textarea", { id: "present-message", rows: "2", "data-pointer": "/message" });
+      const number = (input, pointer) => {
+        const text = input.value.trim();
+        if (text === "") return undefined;
+        const value = Number(text);
+        if (!Number.isFinite(value)) throw fieldError(pointer, "not a number");
+        return value;
+      };
+      return {
+        node: el("div", {},
+          el("div", { class: "field-row" },
+            el("label", { class: "field" }, el("span", { text: "Total" }), total),
+            el("label", { class: "field" }, el("span", { text: "Completed" }), completed)),
+          el("label", { class: "field" }, el("span", { text: "Message" }), message)),
+        read() {
+          const body = {};
+          const t = number(total, "/total");
+          const c = number(completed, "/completed");
+          if (t !== undefined) body.total = t;
+          if (c !== undefined) body.completed = c;
+          if (message.value !== "") body.message = message.value;
+          return body;
+        },
+      };
+    }
+    return null;
+  }
+
+  function clearFieldErrors(form, list) {
+    for (const node of form.querySelectorAll(".field-error")) node.remove();
+    for (const node of form.querySelectorAll(".invalid")) node.classList.remove("invalid");
+    clear(list);
+    list.hidden = true;
+  }
+
+  /** Every error in the list, and each next to the input whose pointer is its longest prefix. */
+  function showFieldErrors(form, list, errors) {
+    const inputs = [...form.querySelectorAll("[data-pointer]")];
+    list.hidden = false;
+    for (const error of errors) {
+      const pointer = String(error.pointer ?? "");
+      list.append(el("li", { class: "field-error-item", "data-pointer": pointer }, el("code", { text: pointer || "(body)" }), " ", String(error.detail ?? "")));
+      let best = null;
+      for (const input of inputs) {
+        const p = input.dataset.pointer;
+        if ((pointer === p || pointer.startsWith(`${p}/`)) && (!best || p.length > best.dataset.pointer.length)) best = input;
+      }
+      if (best) {
+        best.classList.add("invalid");
+        const holder = best.closest(".field, .button-row") || best.parentElement;
+        holder.append(el("small", { class: "field-error", "data-pointer": pointer, text: `${pointer}: ${error.detail ?? ""}` }));
+      }
     }
   }
 

@@ -12,6 +12,9 @@
   const LIST_LIMIT = 50;
   const LIST_REFRESH_MS = 2000;
   const STEP_MS = 150; // one step of a transition plan
+  const EVENTS_PAGE = 200;
+  const EVENTS_MAX_PAGES = 50;
+  const TIMELINE_SHOWN = 100;
   const STREAM_SILENCE_MS = 65000; // reconnect when not even a heartbeat came for this long
   const SESSION_ID = /^[A-Za-z0-9._~-]{1,128}$/;
   const STYLES = ["sheet", "fullScreenCover", "popover", "alert", "confirmationDialog", "dialog", "progress"];
@@ -522,6 +525,17 @@
     return steps;
   }
 
+  /** The stack after a change's events, from the stack before it. */
+  function replayStack(before, events) {
+    let stack = before.slice();
+    for (const event of events) {
+      if (event.type === "dismissed") stack = stack.filter((id) => id !== event.presentationId);
+      else if (event.type === "replaced" && Array.isArray(event.stack)) stack = event.stack.slice();
+      else if ((event.type === "presented" || event.type === "promoted") && !stack.includes(event.presentationId)) stack.push(event.presentationId);
+    }
+    return stack;
+  }
+
   /** A sheet's height in the frame for a detent (`large` is given: it depends on the level). */
   function detentHeight(detent, large) {
     if (detent === "large") return large;
@@ -586,7 +600,9 @@
       this.id = id;
       this.base = `/v1/sessions/${encodeURIComponent(id)}`;
       this.live = null; // the session as last read
+      this.history = null; // {version, stack} while an old version is shown
       this.presentations = new Map(); // id → the newest state seen
+      this.log = new Map(); // version → {version, at, events, stack|null}
       this.lastEventId = null;
       this.wanted = 0; // the newest version a change event announced
       this.refreshing = false;
@@ -594,6 +610,7 @@
       this.timers = new Set();
       this.controller = new AbortController();
       this.nodeData = new WeakMap(); // entry node → {json}
+      this.timelineShown = TIMELINE_SHOWN;
       document.title = `${id} · ModalStack inspector`;
       this.build();
       this.follow();
@@ -625,6 +642,10 @@
           el("div", { class: "app-placeholder" })));
       this.frameNote = el("p", { id: "frame-note", class: "frame-note", hidden: true });
       this.queue = el("ol", { id: "queue", class: "queue" });
+      this.timeline = el("ol", { id: "timeline", class: "timeline" });
+      this.timelineMore = el("button", { id: "timeline-more", type: "button", text: "Show older", hidden: true,
+        onclick: () => { this.timelineShown += TIMELINE_SHOWN; this.renderTimeline(); } });
+      this.banner = el("div", { id: "history-banner", class: "history-banner", hidden: true });
       this.presentSection = el("section", { id: "present-section", class: "panel" }, el("h2", { text: "Present" }),
         el("p", { class: "muted", text: "Loading the destinations…" }));
       append(this.root, [
@@ -638,6 +659,7 @@
               el("dt", { text: "expires" }), el("dd", { id: "session-expires", text: "—" }),
               el("dt", { text: "depth" }), el("dd", { id: "session-depth", text: "—" }),
               el("dt", { text: "stream" }), el("dd", { id: "stream-status", "data-state": "connecting", text: "connecting" }))),
+          this.banner,
           el("div", { class: "session-body" },
             el("div", { class: "phone-column" },
               el("div", { id: "phone", class: "phone" }, this.screen),
@@ -645,7 +667,11 @@
             el("div", { class: "side-column" },
               el("section", { id: "queue-section", class: "panel" },
                 el("h2", {}, "Queue ", el("span", { id: "queue-count", class: "muted" })), this.queue),
-              this.presentSection))),
+              this.presentSection),
+            el("div", { class: "timeline-column" },
+              el("section", { id: "timeline-section", class: "panel" },
+                el("h2", {}, "Timeline ", el("span", { class: "muted", text: "(click a version to see its stack)" })),
+                this.timeline, this.timelineMore)))),
       ]);
       this.renderQueue([]);
     }
@@ -725,9 +751,12 @@
       switch (event.type) {
         case "session":
         case "reset":
+          // The log is read once the stream has a version: changes after it come from the stream.
           this.apply(data, { authoritative: true });
+          this.loadLog();
           break;
         case "change":
+          this.takeChange(data);
           this.wanted = Math.max(this.wanted, data.version);
           this.refresh();
           break;
@@ -779,7 +808,7 @@
       $("#session-updated").textContent = "—";
       $("#session-expires").textContent = "—";
       $("#session-depth").textContent = "—";
-      this.renderStack([], { readonly: false });
+      if (!this.history) this.renderStack([], { readonly: false });
       this.renderQueue([]);
     }
 
@@ -796,7 +825,7 @@
       clear($("#session-expires")).append(timeElement(session.expiresAt));
       $("#session-depth").textContent = String(session.stack.length);
       $("#session-view").dataset.version = String(session.version);
-      this.renderStack(session.stack, { readonly: false, animate: !first });
+      if (!this.history) this.renderStack(session.stack, { readonly: false, animate: !first });
       this.renderQueue(session.queue);
     }
 
@@ -1233,6 +1262,219 @@
       fillStyleFields();
       clear(this.presentSection).append(el("h2", {}, "Present ",
         el("span", { class: "muted", text: isCatalog ? "(catalog)" : "(open: any destination)" })), form);
+    }
+
+    // ---------------------------------------------------------------- the timeline
+
+    /**
+     * Reads the whole event log, following `next`, into a fresh map; changes the stream brought
+     * meanwhile are kept (they carry their stack). Called when the stream starts or resets.
+     */
+    async loadLog() {
+      if (this.loadingLog) { this.reloadLog = true; return; }
+      this.loadingLog = true;
+      try {
+        do {
+          this.reloadLog = false;
+          const log = new Map();
+          let path = `${this.base}/events?after=0&limit=${EVENTS_PAGE}`;
+          for (let page = 0; path && page < EVENTS_MAX_PAGES; page += 1) {
+            const result = await api("GET", path, { signal: this.controller.signal });
+            if (this.stopped) return;
+            if (!result.ok) {
+              if (result.status !== 404) problemArea.show(result.problem, "Reading the event log");
+              break;
+            }
+            for (const { version, at, ...event } of result.json.events || []) {
+              if (!log.has(version)) log.set(version, { version, at, events: [], stack: null });
+              log.get(version).events.push(event);
+              if (event.presentation) this.presentations.set(event.presentationId, event.presentation);
+            }
+            const next = result.json.next;
+            path = typeof next === "string" && next.startsWith("/v1/sessions/") ? next : null;
+          }
+          for (const [version, change] of this.log) {
+            if (change.fromStream) log.set(version, change);
+          }
+          this.log = log;
+        } while (this.reloadLog && !this.stopped);
+      } catch (error) {
+        handleFailure(error, "Reading the event log");
+      } finally {
+        this.loadingLog = false;
+      }
+      await this.computeStacks();
+      this.renderTimeline();
+    }
+
+    /** A change from the stream: it carries its own stack. */
+    takeChange(change) {
+      if (!change || typeof change.version !== "number") return;
+      for (const event of change.events || []) {
+        if (event.presentation) this.presentations.set(event.presentationId, event.presentation);
+      }
+      this.log.set(change.version, { version: change.version, at: change.at, events: change.events || [],
+        stack: Array.isArray(change.stack) ? change.stack : null, fromStream: true });
+      this.computeStacks().then(() => this.renderTimeline());
+    }
+
+    /**
+     * Each logged change's stack before and after it: replayed from the one before (a change that
+     * created the session starts from nothing). When the log was pruned, the first kept version's
+     * stack comes from the server's transition plan, and what came before it is unknown.
+     */
+    async computeStacks() {
+      const versions = [...this.log.keys()].sort((a, b) => a - b);
+      if (!versions.length) return;
+      const first = this.log.get(versions[0]);
+      if (!first.stack && !first.stackAsked && !first.events.some((e) => e.type === "sessionCreated")) {
+        first.stackAsked = true;
+        const stack = await this.stackAt(first.version).catch(() => null);
+        if (stack) first.stack = stack.map((p) => p.id);
+      }
+      let previous = null;
+      for (const version of versions) {
+        const change = this.log.get(version);
+        let before = null;
+        if (change.events.some((e) => e.type === "sessionCreated")) before = [];
+        else if (previous && previous.version === version - 1 && previous.stack) before = previous.stack;
+        change.before = before;
+        if (!change.stack && before) change.stack = replayStack(before, change.events);
+        previous = change;
+      }
+    }
+
+    renderTimeline() {
+      const versions = [...this.log.keys()].sort((a, b) => b - a);
+      clear(this.timeline);
+      if (!versions.length) {
+        this.timeline.append(el("li", { class: "empty", text: "No logged changes." }));
+      }
+      for (const version of versions.slice(0, this.timelineShown)) {
+        const change = this.log.get(version);
+        const plan = change.before && change.stack ? transitionPlan(change.before, change.stack) : null;
+        const item = el("li", { class: "timeline-entry", "data-version": String(version) },
+          el("button", { type: "button", class: "timeline-button", title: `Show the stack at version ${version}`,
+            onclick: () => this.showVersion(version) },
+          el("span", { class: "tl-version", text: `v${version}` }),
+          timeElement(change.at, "tl-time")),
+          el("ul", { class: "tl-events" }, change.events.map((e) => el("li", { class: `tl-event event-${e.type}`, "data-type": e.type }, describeEvent(e)))),
+          el("div", { class: "tl-transition" },
+            plan === null ? el("span", { class: "muted", text: "transition: (the log starts here)" })
+              : plan.length === 0 ? el("span", { class: "muted", text: "transition: none" })
+                : plan.map((s) => {
+                  const id = s.dismiss || s.present;
+                  const p = this.presentations.get(id);
+                  return el("span", { class: s.dismiss ? "step step-dismiss" : "step step-present", "data-step": s.dismiss ? "dismiss" : "present",
+                    "data-presentation-id": id, title: id }, s.dismiss ? "↓ " : "↑ ", p ? p.destination : shortId(id));
+                })));
+        if (this.history && this.history.version === version) item.classList.add("selected");
+        this.timeline.append(item);
+      }
+      this.timelineMore.hidden = versions.length <= this.timelineShown;
+    }
+
+    /**
+     * The stack at `version`: the current stack's ids minus the plan's trailing presents, plus its
+     * dismisses in reverse. The plan's `to` must be the version the ids are taken from.
+     */
+    async stackAt(version) {
+      for (let attempt = 0; attempt < 5; attempt += 1) {
+        const result = await api("GET", `${this.base}/transition?from=${version}`, { signal: this.controller.signal });
+        if (!result.ok) {
+          const error = new Error(result.problem.title);
+          error.problem = result.problem;
+          throw error;
+        }
+        let current = this.live;
+        if (!current || current.version !== result.json.to) {
+          const read = await api("GET", this.base, { signal: this.controller.signal });
+          if (!read.ok) continue;
+          this.apply(read.json);
+          current = read.json;
+          if (current.version !== result.json.to) continue; // changed again: ask for a new plan
+        }
+        const steps = result.json.transition;
+        const presents = steps.filter((s) => s.present).length;
+        const ids = current.stack.map((p) => p.id);
+        const kept = ids.slice(0, ids.length - presents);
+        const dismissed = steps.filter((s) => s.dismiss).map((s) => s.dismiss).reverse();
+        const stackIds = kept.concat(dismissed);
+        return Promise.all(stackIds.map((id) => this.presentationAt(id, version)));
+      }
+      throw new Error("the session kept changing");
+    }
+
+    /** A presentation as it was after `version`: from the log, else as the server has it now. */
+    async presentationAt(id, version) {
+      let found = null;
+      let foundVersion = -1;
+      for (const change of this.log.values()) {
+        if (change.version > version || change.version < foundVersion) continue;
+        for (const event of change.events) {
+          if (event.presentationId === id && event.presentation) {
+            found = event.presentation;
+            foundVersion = change.version;
+          }
+        }
+      }
+      if (found) return { ...found, state: "presented" };
+      const result = await api("GET", `${this.base}/presentations/${encodeURIComponent(id)}`, { signal: this.controller.signal });
+      if (result.ok) return result.json;
+      return { id, destination: "(unknown)", style: "sheet", key: id, locked: false, payload: {}, detents: [] };
+    }
+
+    async showVersion(version) {
+      try {
+        const stack = await this.stackAt(version);
+        if (this.stopped) return;
+        this.history = { version, stack };
+        clear(this.banner).append(
+          el("span", { id: "history-label", text: `At version ${version}` }),
+          el("span", { class: "muted", text: " — read-only: the stack as it was; the queue and the controls are live only." }),
+          el("button", { id: "back-to-live", type: "button", text: "Back to live", onclick: () => this.backToLive() }));
+        this.banner.hidden = false;
+        this.banner.dataset.version = String(version);
+        $("#session-view").dataset.showing = String(version);
+        this.renderStack(stack, { readonly: true });
+        this.renderTimeline();
+      } catch (error) {
+        if (error.problem) {
+          const gone = error.problem.status === 410;
+          problemArea.show(gone
+            ? { ...error.problem, title: `Version ${version} is no longer in the event log`, detail: `${error.problem.detail || ""} The server keeps only the newest changes; the stack at that version cannot be shown.`.trim() }
+            : error.problem, `Showing version ${version}`);
+        } else {
+          handleFailure(error, `Showing version ${version}`);
+        }
+      }
+    }
+
+    backToLive() {
+      this.history = null;
+      this.banner.hidden = true;
+      delete this.banner.dataset.version;
+      delete $("#session-view").dataset.showing;
+      this.renderStack(this.live ? this.live.stack : [], { readonly: false });
+      this.renderTimeline();
+    }
+  }
+
+  function describeEvent(e) {
+    const p = e.presentation;
+    const what = p ? `${p.destination} (${p.style})` : shortId(e.presentationId);
+    switch (e.type) {
+      case "sessionCreated": return "session created";
+      case "presented": return `presented ${what}`;
+      case "queued": return `queued ${what} at ${e.position}`;
+      case "promoted": return `promoted ${what}`;
+      case "updated": return `updated ${what}`;
+      case "dismissed": {
+        const result = p && p.result !== null && p.result !== undefined ? ` → ${JSON.stringify(p.result)}` : "";
+        return `${p && p.presentedAt === null ? "cancelled" : "dismissed"} ${what}${result}`;
+      }
+      case "replaced": return `replaced the stack (${(e.stack || []).length})`;
+      default: return String(e.type);
     }
   }
 

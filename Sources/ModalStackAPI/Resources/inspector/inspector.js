@@ -1,1 +1,1738 @@
+// The ModalStack inspector: a list of sessions, and each session drawn live as a phone would
+// show it, with the controls an app has (dismiss, answer an alert, present, update a progress).
+//
+// It holds no data of its own: everything comes from the API of the server that serves it, with
+// the API key its user types in (kept in sessionStorage, sent as `Authorization: Bearer`, never in
+// a URL). Every string from the server is written with textContent or as an attribute value,
+// never parsed as HTML. Nothing is put on `window`.
 "use strict";
+
+(() => {
+  const KEY_STORAGE = "modalstack.inspector.apiKey";
+  const LIST_LIMIT = 50;
+  const LIST_REFRESH_MS = 2000;
+  const STEP_MS = 150; // one step of a transition plan
+  const EVENTS_PAGE = 200;
+  const EVENTS_MAX_PAGES = 50;
+  const TIMELINE_SHOWN = 100;
+  const STREAM_SILENCE_MS = 65000; // reconnect when not even a heartbeat came for this long
+  const SESSION_ID = /^[A-Za-z0-9._~-]{1,128}$/;
+  const STYLES = ["sheet", "fullScreenCover", "popover", "alert", "confirmationDialog", "dialog", "progress"];
+  const ALERT_LIKE = new Set(["alert", "confirmationDialog", "dialog", "progress"]);
+  const FRAME = { width: 390, height: 780, top: 54 }; // css px; `top`: below the status bar
+  const HEADER = 48; // how much of a container stays visible above the one over it
+
+  // ------------------------------------------------------------------ DOM helpers
+
+  const PROPERTIES = new Set(["value", "checked", "disabled", "hidden", "selected", "min", "max", "step"]);
+
+  /** An element with attributes, properties, listeners (`onclick`) and text or element children. */
+  function el(tag, props = {}, ...children) {
+    const node = document.createElement(tag);
+    for (const [name, value] of Object.entries(props)) {
+      if (value === undefined || value === null || value === false) continue;
+      if (name === "class") node.className = value;
+      else if (name === "text") node.textContent = String(value);
+      else if (name.startsWith("on")) node.addEventListener(name.slice(2), value);
+      else if (PROPERTIES.has(name)) node[name] = value;
+      else node.setAttribute(name, value === true ? "" : String(value));
+    }
+    append(node, children);
+    return node;
+  }
+
+  function append(node, children) {
+    for (const child of children.flat(Infinity)) {
+      if (child === undefined || child === null || child === false) continue;
+      node.append(child instanceof Node ? child : String(child));
+    }
+    return node;
+  }
+
+  function clear(node) {
+    while (node.firstChild) node.firstChild.remove();
+    return node;
+  }
+
+  const $ = (selector, root = document) => root.querySelector(selector);
+
+  function sleep(ms, signal) {
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      signal?.addEventListener("abort", () => { clearTimeout(timer); resolve(); }, { once: true });
+    });
+  }
+
+  function uuid() {
+    if (typeof crypto.randomUUID === "function") return crypto.randomUUID();
+    const bytes = crypto.getRandomValues(new Uint8Array(16)); // not a secure context: no randomUUID
+    bytes[6] = (bytes[6] & 0x0f) | 0x40;
+    bytes[8] = (bytes[8] & 0x3f) | 0x80;
+    const hex = [...bytes].map((b) => b.toString(16).padStart(2, "0")).join("");
+    return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+  }
+
+  /** `03:31:59.109` for today (UTC), else the date too; the full time is in `datetime`. */
+  function timeElement(iso, className) {
+    if (!iso) return el("span", { class: className, text: "—" });
+    const today = new Date().toISOString().slice(0, 10);
+    const shown = iso.startsWith(today) ? iso.slice(11, 23) : iso.slice(0, 23).replace("T", " ");
+    return el("time", { class: className, datetime: iso, title: iso, text: shown });
+  }
+
+  function age(iso) {
+    const seconds = Math.max(0, Math.round((Date.now() - Date.parse(iso)) / 1000));
+    if (!Number.isFinite(seconds)) return "";
+    if (seconds < 60) return `${seconds} s ago`;
+    if (seconds < 3600) return `${Math.floor(seconds / 60)} min ago`;
+    if (seconds < 86400) return `${Math.floor(seconds / 3600)} h ago`;
+    return `${Math.floor(seconds / 86400)} d ago`;
+  }
+
+  function shortId(id) {
+    return typeof id === "string" ? id.slice(0, 6) : "";
+  }
+
+  function prettyJSON(value) {
+    return JSON.stringify(value, null, 2);
+  }
+
+  // ------------------------------------------------------------------ the credential and the API
+
+  const credential = {
+    get: () => sessionStorage.getItem(KEY_STORAGE),
+    set: (key) => sessionStorage.setItem(KEY_STORAGE, key),
+    forget: () => sessionStorage.removeItem(KEY_STORAGE),
+  };
+
+  /** Thrown by `api` when the credential is refused: the page goes back to the prompt. */
+  class Unauthorized extends Error {
+    constructor(problem) {
+      super("unauthorized");
+      this.problem = problem;
+    }
+  }
+
+  function authorization(headers) {
+    const key = credential.get();
+    if (key) headers.set("Authorization", `Bearer ${key}`);
+    return headers;
+  }
+
+  /**
+   * One request to the API: `{status, ok, json, problem, headers}`. A body is sent as JSON; POST and
+   * PATCH carry a fresh Idempotency-Key. A 401 throws `Unauthorized` (the prompt takes over).
+   */
+  async function api(method, path, { body, signal, headers = {}, allow401 = false } = {}) {
+    if (!path.startsWith("/v1/")) throw new Error(`not an API path: ${path}`);
+    const sent = authorization(new Headers(headers));
+    sent.set("Accept", "application/json, application/problem+json");
+    let data;
+    if (body !== undefined) {
+      sent.set("Content-Type", "application/json");
+      data = JSON.stringify(body);
+    }
+    if ((method === "POST" || method === "PATCH") && !sent.has("Idempotency-Key")) sent.set("Idempotency-Key", uuid());
+    const response = await fetch(path, { method, headers: sent, body: data, signal, cache: "no-store" });
+    const text = await response.text();
+    let json = null;
+    try {
+      json = text ? JSON.parse(text) : null;
+    } catch {
+      json = null;
+    }
+    const result = { status: response.status, ok: response.ok, json, headers: response.headers, problem: null };
+    if (!response.ok) result.problem = problemOf(response.status, json, text);
+    if (response.status === 401 && !allow401) throw new Unauthorized(result.problem);
+    return result;
+  }
+
+  function problemOf(status, json, text) {
+    if (json && typeof json === "object" && typeof json.title === "string") return json;
+    return { type: "about:blank", status, title: `HTTP ${status}`, detail: (text || "").slice(0, 300) };
+  }
+
+  /** A problem made from a failed fetch (network down, server stopped). */
+  function networkProblem(error) {
+    return { type: "network", status: 0, title: "Cannot reach the server", detail: String(error && error.message || error) };
+  }
+
+  // ------------------------------------------------------------------ the problem area
+
+  const problemArea = {
+    show(problem, context) {
+      const area = $("#problem");
+      clear(area);
+      area.hidden = false;
+      area.dataset.type = problem.type || "";
+      area.dataset.status = String(problem.status ?? "");
+      area.dataset.context = context || "";
+      append(area, [
+        el("button", { type: "button", class: "problem-close", "aria-label": "Close", text: "×", onclick: () => problemArea.hide() }),
+        el("div", { class: "problem-heading" },
+          context ? el("span", { class: "problem-context", text: context }) : null,
+          el("strong", { class: "problem-title", text: problem.title || "Error" }),
+          problem.status ? el("span", { class: "problem-status", text: String(problem.status) }) : null,
+          problem.type && problem.type !== "about:blank" ? el("code", { class: "problem-type", text: problem.type }) : null),
+        problem.detail ? el("p", { class: "problem-detail", text: problem.detail }) : null,
+        Array.isArray(problem.errors) && problem.errors.length
+          ? el("ul", { class: "problem-errors" }, problem.errors.map((e) =>
+            el("li", {}, el("code", { text: e.pointer || "(body)" }), " ", String(e.detail ?? ""))))
+          : null,
+      ]);
+    },
+    hide() {
+      const area = $("#problem");
+      clear(area);
+      area.hidden = true;
+      delete area.dataset.type;
+      delete area.dataset.status;
+      delete area.dataset.context;
+    },
+  };
+
+  // ------------------------------------------------------------------ views and navigation
+
+  let currentView = null;
+
+  function stopView() {
+    if (currentView) currentView.stop();
+    currentView = null;
+  }
+
+  function navigate(path) {
+    if (location.pathname !== path) history.pushState(null, "", path);
+    route();
+  }
+
+  function sessionPath(id) {
+    return `/inspect/sessions/${encodeURIComponent(id)}`;
+  }
+
+  /** Starts the view the URL names. */
+  function route(firstPage) {
+    stopView();
+    problemArea.hide();
+    const app = clear($("#app"));
+    const match = /^\/inspect\/sessions\/([^/]+)\/?$/.exec(location.pathname);
+    if (match) {
+      let id = null;
+      try {
+        id = decodeURIComponent(match[1]);
+      } catch {
+        id = null;
+      }
+      if (!id || !SESSION_ID.test(id)) {
+        document.title = "ModalStack inspector";
+        app.append(el("p", { class: "empty", text: "That is not a session id (1–128 of A–Z a–z 0–9 . _ ~ -)." }),
+          el("a", { href: "/inspect", "data-nav": true, text: "All sessions" }));
+        return;
+      }
+      currentView = new SessionView(app, id);
+    } else {
+      currentView = new ListView(app, firstPage);
+    }
+  }
+
+  document.addEventListener("click", (event) => {
+    const link = event.target.closest && event.target.closest("a[data-nav]");
+    if (!link || event.defaultPrevented || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
+    const url = new URL(link.href, location.href);
+    if (url.origin !== location.origin) return;
+    event.preventDefault();
+    navigate(url.pathname);
+  });
+
+  window.addEventListener("popstate", () => route());
+
+  /** A refused credential anywhere: stop, forget the key, ask again. */
+  function handleFailure(error, context) {
+    if (error instanceof Unauthorized) {
+      credential.forget();
+      showPrompt(error.problem);
+      return true;
+    }
+    if (error && error.name === "AbortError") return true;
+    problemArea.show(networkProblem(error), context);
+    return false;
+  }
+
+  // ------------------------------------------------------------------ start: the credential
+
+  /** Asks for the first page of sessions: 401 is the prompt, anything else goes on to the URL's view. */
+  async function boot() {
+    stopView();
+    updateCredentialState();
+    let result;
+    try {
+      result = await api("GET", `/v1/sessions?limit=${LIST_LIMIT}`, { allow401: true });
+    } catch (error) {
+      problemArea.show(networkProblem(error), "Starting");
+      clear($("#app")).append(el("p", { class: "empty" }, "The server did not answer. ",
+        el("button", { type: "button", id: "retry-start", text: "Try again", onclick: () => boot() })));
+      return;
+    }
+    if (result.status === 401) {
+      const hadKey = Boolean(credential.get());
+      credential.forget();
+      showPrompt(hadKey ? result.problem : null);
+      return;
+    }
+    if (result.status === 403) {
+      // A valid credential that is not an API key: a client token. It cannot list, but it may
+      // show its own session's page; anywhere else the inspector needs a key.
+      if (/^\/inspect\/sessions\//.test(location.pathname)) {
+        route();
+        return;
+      }
+      credential.forget();
+      showPrompt(result.problem);
+      return;
+    }
+    route(result.ok ? result.json : undefined);
+    if (!result.ok) problemArea.show(result.problem, "Listing sessions");
+  }
+
+  function updateCredentialState() {
+    const key = credential.get();
+    $("#forget-key").hidden = !key;
+    $("#credential-state").textContent = key ? "API key set" : "";
+  }
+
+  /** Only the prompt: no session data stays in the page. */
+  function showPrompt(problem) {
+    stopView();
+    problemArea.hide();
+    updateCredentialState();
+    document.title = "ModalStack inspector";
+    const input = el("input", { id: "api-key", type: "password", name: "api-key", autocomplete: "current-password",
+      required: true, placeholder: "API key", "aria-label": "API key" });
+    const form = el("form", { id: "login", class: "login", novalidate: true },
+      el("h1", { text: "API key" }),
+      el("p", { text: "This server needs an API key. It is kept in this tab (sessionStorage) and sent as a Bearer credential." }),
+      problem ? el("p", { id: "login-error", class: "login-error", role: "alert" },
+        el("strong", { text: problem.title || "Refused" }), " ", problem.detail || "") : null,
+      // A username field (never shown, never sent) keeps password managers and the console content.
+      el("input", { type: "text", name: "username", autocomplete: "username", value: "api-key", hidden: true, "aria-hidden": "true", tabindex: "-1" }),
+      el("div", { class: "login-row" }, input, el("button", { id: "login-submit", type: "submit", text: "Sign in" })));
+    form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      const key = input.value.trim();
+      if (!key) return;
+      credential.set(key);
+      boot();
+    });
+    clear($("#app")).append(form);
+    input.focus();
+  }
+
+  $("#forget-key").addEventListener("click", () => {
+    credential.forget();
+    boot();
+  });
+
+  // ------------------------------------------------------------------ the list of sessions
+
+  class ListView {
+    constructor(root, firstPage) {
+      this.root = root;
+      this.rows = new Map(); // id → summary
+      this.rowNodes = new Map(); // id → <tr>
+      this.next = null; // the page after the last one loaded
+      this.loadedMore = false;
+      this.stopped = false;
+      this.timer = null;
+      this.controller = new AbortController();
+      document.title = "Sessions · ModalStack inspector";
+      this.build();
+      this.onVisibility = () => this.schedule(0);
+      document.addEventListener("visibilitychange", this.onVisibility);
+      if (firstPage) {
+        this.takeFirstPage(firstPage);
+        this.schedule(LIST_REFRESH_MS);
+      } else {
+        this.schedule(0);
+      }
+    }
+
+    build() {
+      this.search = el("input", { id: "search", type: "search", placeholder: "Filter by id, or an exact id to open",
+        "aria-label": "Session id", autocomplete: "off", spellcheck: "false" });
+      this.search.addEventListener("input", () => this.render());
+      this.status = el("span", { id: "list-status", class: "muted" });
+      this.body = el("tbody", { id: "session-rows" });
+      this.empty = el("p", { id: "list-empty", class: "empty", hidden: true });
+      this.more = el("button", { id: "load-more", type: "button", text: "Load more", hidden: true, onclick: () => this.loadMore() });
+      append(this.root, [
+        el("section", { id: "list-view", class: "list-view" },
+          el("div", { class: "list-head" },
+            el("h1", { text: "Sessions" }),
+            el("form", { class: "search", id: "search-form", novalidate: true, onsubmit: (e) => { e.preventDefault(); this.open(); } },
+              this.search,
+              el("button", { id: "open-session", type: "submit", text: "Open" })),
+            this.status),
+          el("table", { id: "sessions", class: "sessions" },
+            el("thead", {}, el("tr", {},
+              ["Session", "Version", "Updated", "Depth", "Queue", "Top"].map((h) => el("th", { scope: "col", text: h })))),
+            this.body),
+          this.empty,
+          this.more),
+      ]);
+    }
+
+    /** The exact id typed in the search box: its page (whether or not it is listed). */
+    open() {
+      const id = this.search.value.trim();
+      if (!SESSION_ID.test(id)) {
+        problemArea.show({ title: "Not a session id", detail: "A session id is 1–128 of A–Z a–z 0–9 . _ ~ -." });
+        return;
+      }
+      navigate(sessionPath(id));
+    }
+
+    schedule(ms) {
+      clearTimeout(this.timer);
+      if (this.stopped) return;
+      this.timer = setTimeout(() => this.refresh(), ms);
+    }
+
+    async refresh() {
+      if (this.stopped) return;
+      if (document.visibilityState === "hidden") return; // resumed by visibilitychange
+      try {
+        const result = await api("GET", `/v1/sessions?limit=${LIST_LIMIT}`, { signal: this.controller.signal });
+        if (this.stopped) return;
+        if (result.ok) {
+          this.takeFirstPage(result.json);
+          if ($("#problem").dataset.context === "Listing sessions") problemArea.hide();
+        } else {
+          problemArea.show(result.problem, "Listing sessions");
+        }
+      } catch (error) {
+        if (this.stopped || handleFailure(error, "Listing sessions")) return;
+      }
+      this.schedule(LIST_REFRESH_MS);
+    }
+
+    /**
+     * Merges a fresh first page: what it holds is current; a known row it should hold (as recent
+     * as its last one) but lacks is gone (deleted or expired). Older rows, from "Load more", stay.
+     */
+    takeFirstPage(page) {
+      const sessions = Array.isArray(page.sessions) ? page.sessions : [];
+      const fresh = new Set(sessions.map((s) => s.id));
+      const last = sessions[sessions.length - 1];
+      for (const [id, row] of this.rows) {
+        if (fresh.has(id)) continue;
+        if (!page.next || !last || compareRows(row, last) >= 0) this.rows.delete(id);
+      }
+      for (const summary of sessions) this.rows.set(summary.id, summary);
+      if (!this.loadedMore) this.next = page.next;
+      this.render();
+    }
+
+    async loadMore() {
+      if (!this.next || !this.next.startsWith("/v1/sessions")) return;
+      this.more.disabled = true;
+      try {
+        const result = await api("GET", this.next, { signal: this.controller.signal });
+        if (this.stopped) return;
+        if (result.ok) {
+          for (const summary of result.json.sessions || []) {
+            const known = this.rows.get(summary.id);
+            if (!known || known.version <= summary.version) this.rows.set(summary.id, summary);
+          }
+          this.next = result.json.next;
+          this.loadedMore = true;
+          this.render();
+        } else {
+          problemArea.show(result.problem, "Loading more sessions");
+        }
+      } catch (error) {
+        handleFailure(error, "Loading more sessions");
+      } finally {
+        this.more.disabled = false;
+      }
+    }
+
+    render() {
+      const filter = this.search.value.trim().toLowerCase();
+      const all = [...this.rows.values()].sort((a, b) => compareRows(b, a));
+      const shown = filter ? all.filter((s) => s.id.toLowerCase().includes(filter)) : all;
+      const keep = new Set(shown.map((s) => s.id));
+      for (const [id, node] of this.rowNodes) {
+        if (!keep.has(id)) { node.remove(); this.rowNodes.delete(id); }
+      }
+      for (const summary of shown) {
+        let node = this.rowNodes.get(summary.id);
+        const json = JSON.stringify(summary);
+        if (!node || node.dataset.json !== json) {
+          const fresh = this.row(summary);
+          fresh.dataset.json = json;
+          if (node) node.replaceWith(fresh);
+          node = fresh;
+          this.rowNodes.set(summary.id, node);
+        } else {
+          const ageNode = $(".row-age", node);
+          if (ageNode) ageNode.textContent = age(summary.updatedAt);
+        }
+        this.body.append(node); // moves it into sorted order
+      }
+      this.empty.hidden = shown.length > 0;
+      this.empty.textContent = all.length === 0 ? "No sessions yet." : "No loaded session matches; Open goes to an exact id.";
+      this.more.hidden = !this.next;
+      this.status.textContent = `${shown.length} of ${all.length} loaded${this.next ? " (more on the server)" : ""} · refreshed ${new Date().toLocaleTimeString()}`;
+    }
+
+    row(s) {
+      const top = s.top;
+      return el("tr", { class: "session-row", "data-session-id": s.id },
+        el("td", { class: "row-id" }, el("a", { class: "session-link", href: sessionPath(s.id), "data-nav": true, text: s.id })),
+        el("td", { class: "row-version num", text: String(s.version) }),
+        el("td", { class: "row-updated" }, timeElement(s.updatedAt), " ", el("span", { class: "row-age muted", text: age(s.updatedAt) })),
+        el("td", { class: "row-depth num", text: String(s.depth) }),
+        el("td", { class: "row-queue num", text: String(s.queueLength) }),
+        el("td", { class: "row-top" }, top
+          ? [el("span", { class: "row-top-destination", text: top.destination }), " ",
+            el("span", { class: `style-badge style-${top.style}`, text: top.style })]
+          : el("span", { class: "muted", text: "empty" })));
+    }
+
+    stop() {
+      this.stopped = true;
+      clearTimeout(this.timer);
+      this.controller.abort();
+      document.removeEventListener("visibilitychange", this.onVisibility);
+    }
+  }
+
+  /** The listing's order: updatedAt, then id (both ascending here; the list shows it reversed). */
+  function compareRows(a, b) {
+    if (a.updatedAt !== b.updatedAt) return a.updatedAt < b.updatedAt ? -1 : 1;
+    if (a.id === b.id) return 0;
+    return a.id < b.id ? -1 : 1;
+  }
+
+  // ------------------------------------------------------------------ transition plans
+
+  /** The server's plan, computed here: keep the common prefix, dismiss top-down, present bottom-up. */
+  function transitionPlan(from, to) {
+    let common = 0;
+    while (common < from.length && common < to.length && from[common] === to[common]) common += 1;
+    const steps = [];
+    for (let i = from.length - 1; i >= common; i -= 1) steps.push({ dismiss: from[i] });
+    for (let i = common; i < to.length; i += 1) steps.push({ present: to[i] });
+    return steps;
+  }
+
+  /** The stack after a change's events, from the stack before it. */
+  function replayStack(before, events) {
+    let stack = before.slice();
+    for (const event of events) {
+      if (event.type === "dismissed") stack = stack.filter((id) => id !== event.presentationId);
+      else if (event.type === "replaced" && Array.isArray(event.stack)) stack = event.stack.slice();
+      else if ((event.type === "presented" || event.type === "promoted") && !stack.includes(event.presentationId)) stack.push(event.presentationId);
+    }
+    return stack;
+  }
+
+  /** A sheet's height in the frame for a detent (`large` is given: it depends on the level). */
+  function detentHeight(detent, large) {
+    if (detent === "large") return large;
+    if (detent === "medium") return FRAME.height / 2;
+    const match = /^(fraction|height):(.+)$/.exec(detent);
+    const x = match ? Number(match[2]) : NaN;
+    if (!(x > 0)) return 0;
+    return Math.min(large, Math.max(80, match[1] === "fraction" ? FRAME.height * x : x));
+  }
+
+  // ------------------------------------------------------------------ the event stream
+
+  /**
+   * Reads a text/event-stream body (HTML's SSE format): calls onEvent({type, data, id}) per event,
+   * onActivity() for every chunk (heartbeats included). Returns when the body ends.
+   */
+  async function readEventStream(body, onEvent, onActivity) {
+    const reader = body.getReader();
+    const decoder = new TextDecoder();
+    let buffer = "";
+    let type = "";
+    let data = [];
+    let id = null;
+    const line = (text) => {
+      if (text === "") {
+        if (data.length) onEvent({ type: type || "message", data: data.join("\n"), id });
+        type = "";
+        data = [];
+        id = null;
+        return;
+      }
+      if (text.startsWith(":")) return; // a comment: the heartbeat
+      const colon = text.indexOf(":");
+      const field = colon < 0 ? text : text.slice(0, colon);
+      let value = colon < 0 ? "" : text.slice(colon + 1);
+      if (value.startsWith(" ")) value = value.slice(1);
+      if (field === "event") type = value;
+      else if (field === "data") data.push(value);
+      else if (field === "id" && !value.includes("\0")) id = value;
+    };
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      onActivity();
+      buffer += decoder.decode(value, { stream: true });
+      for (;;) {
+        const match = /\r\n|\r|\n/.exec(buffer);
+        if (!match) break;
+        // A CR at the very end may be the first half of a CRLF: wait for the next chunk.
+        if (match[0] === "\r" && match.index === buffer.length - 1) break;
+        line(buffer.slice(0, match.index));
+        buffer = buffer.slice(match.index + match[0].length);
+      }
+    }
+  }
+
+  // ------------------------------------------------------------------ the session view
+
+  class SessionView {
+    constructor(root, id) {
+      this.root = root;
+      this.id = id;
+      this.base = `/v1/sessions/${encodeURIComponent(id)}`;
+      this.live = null; // the session as last read
+      this.history = null; // {version, stack} while an old version is shown
+      this.presentations = new Map(); // id → the newest state seen
+      this.log = new Map(); // version → {version, at, events, stack|null}
+      this.lastEventId = null;
+      this.wanted = 0; // the newest version a change event announced
+      this.refreshing = false;
+      this.stopped = false;
+      this.timers = new Set();
+      this.controller = new AbortController();
+      this.nodeData = new WeakMap(); // entry node → {json}
+      this.timelineShown = TIMELINE_SHOWN;
+      document.title = `${id} · ModalStack inspector`;
+      this.build();
+      this.follow();
+      this.loadDestinations();
+    }
+
+    stop() {
+      this.stopped = true;
+      this.controller.abort();
+      this.streamController?.abort();
+      for (const timer of this.timers) clearTimeout(timer);
+      this.timers.clear();
+    }
+
+    later(ms, action) {
+      const timer = setTimeout(() => { this.timers.delete(timer); if (!this.stopped) action(); }, ms);
+      this.timers.add(timer);
+    }
+
+    // ---------------------------------------------------------------- layout
+
+    build() {
+      this.screen = el("div", { id: "screen", class: "screen" },
+        el("div", { class: "app-base" },
+          el("div", { class: "status-bar" }, el("span", { text: "9:41" }), el("span", { text: "●●● ▮" })),
+          el("div", { class: "app-title", text: "App" }),
+          el("div", { class: "app-placeholder" }),
+          el("div", { class: "app-placeholder short" }),
+          el("div", { class: "app-placeholder" })));
+      this.frameNote = el("p", { id: "frame-note", class: "frame-note", hidden: true });
+      this.queue = el("ol", { id: "queue", class: "queue" });
+      this.timeline = el("ol", { id: "timeline", class: "timeline" });
+      this.timelineMore = el("button", { id: "timeline-more", type: "button", text: "Show older", hidden: true,
+        onclick: () => { this.timelineShown += TIMELINE_SHOWN; this.renderTimeline(); } });
+      this.banner = el("div", { id: "history-banner", class: "history-banner", hidden: true });
+      this.presentSection = el("section", { id: "present-section", class: "panel" }, el("h2", { text: "Present" }),
+        el("p", { class: "muted", text: "Loading the destinations…" }));
+      append(this.root, [
+        el("section", { id: "session-view", class: "session-view", "data-session-id": this.id },
+          el("div", { class: "session-head" },
+            el("a", { id: "back", href: "/inspect", "data-nav": true, text: "← All sessions" }),
+            el("h1", {}, "Session ", el("code", { id: "session-id", text: this.id })),
+            el("dl", { class: "session-facts" },
+              el("dt", { text: "version" }), el("dd", { id: "session-version", text: "—" }),
+              el("dt", { text: "updated" }), el("dd", { id: "session-updated", text: "—" }),
+              el("dt", { text: "expires" }), el("dd", { id: "session-expires", text: "—" }),
+              el("dt", { text: "depth" }), el("dd", { id: "session-depth", text: "—" }),
+              el("dt", { text: "stream" }), el("dd", { id: "stream-status", "data-state": "connecting", text: "connecting" }))),
+          this.banner,
+          el("div", { class: "session-body" },
+            el("div", { class: "phone-column" },
+              el("div", { id: "phone", class: "phone" }, this.screen),
+              this.frameNote),
+            el("div", { class: "side-column" },
+              el("section", { id: "queue-section", class: "panel" },
+                el("h2", {}, "Queue ", el("span", { id: "queue-count", class: "muted" })), this.queue),
+              this.presentSection),
+            el("div", { class: "timeline-column" },
+              el("section", { id: "timeline-section", class: "panel" },
+                el("h2", {}, "Timeline ", el("span", { class: "muted", text: "(click a version to see its stack)" })),
+                this.timeline, this.timelineMore)))),
+      ]);
+      this.renderQueue([]);
+    }
+
+    setStreamState(state, text) {
+      const node = $("#stream-status");
+      if (!node) return;
+      node.dataset.state = state;
+      node.textContent = text || state;
+    }
+
+    // ---------------------------------------------------------------- following
+
+    async follow() {
+      let attempt = 0;
+      while (!this.stopped) {
+        const controller = new AbortController();
+        this.streamController = controller;
+        let silence = null;
+        const watchdog = () => {
+          clearTimeout(silence);
+          silence = setTimeout(() => controller.abort(), STREAM_SILENCE_MS);
+        };
+        try {
+          const headers = authorization(new Headers({ Accept: "text/event-stream" }));
+          if (this.lastEventId !== null) headers.set("Last-Event-ID", this.lastEventId);
+          watchdog();
+          const response = await fetch(`${this.base}/events/stream`, { headers, signal: controller.signal, cache: "no-store" });
+          if (response.status === 401) {
+            const text = await response.text();
+            let json = null;
+            try { json = JSON.parse(text); } catch { json = null; }
+            throw new Unauthorized(problemOf(401, json, text));
+          }
+          if (!response.ok) {
+            const text = await response.text();
+            let json = null;
+            try { json = JSON.parse(text); } catch { json = null; }
+            if (response.status === 404) {
+              this.missing(problemOf(404, json, text));
+            } else {
+              problemArea.show(problemOf(response.status, json, text), "Following the session");
+            }
+            this.setStreamState("retrying", `HTTP ${response.status}, retrying`);
+          } else {
+            attempt = 0;
+            this.setStreamState("live");
+            await readEventStream(response.body, (event) => this.onStreamEvent(event), watchdog);
+            if (!this.stopped) this.setStreamState("reconnecting");
+          }
+        } catch (error) {
+          if (this.stopped) return;
+          if (error instanceof Unauthorized) {
+            handleFailure(error);
+            return;
+          }
+          this.setStreamState("reconnecting");
+        } finally {
+          clearTimeout(silence);
+        }
+        // A short backoff with jitter: 0.25 s, 0.5 s, 1 s, 2 s, then 4 s.
+        const delay = Math.min(4000, 250 * 2 ** attempt) * (0.8 + Math.random() * 0.4);
+        attempt = Math.min(attempt + 1, 4);
+        await sleep(delay, this.controller.signal);
+      }
+    }
+
+    onStreamEvent(event) {
+      if (this.stopped) return;
+      let data = null;
+      try {
+        data = JSON.parse(event.data);
+      } catch {
+        return;
+      }
+      if (event.id !== null && /^[0-9]+$/.test(event.id)) this.lastEventId = event.id;
+      switch (event.type) {
+        case "session":
+        case "reset":
+          // The log is read once the stream has a version: changes after it come from the stream.
+          this.apply(data, { authoritative: true });
+          this.loadLog();
+          break;
+        case "change":
+          this.takeChange(data);
+          this.wanted = Math.max(this.wanted, data.version);
+          this.refresh();
+          break;
+        case "sessionDeleted":
+          this.lastEventId = null;
+          this.missing({ title: "Session deleted", detail: `The session ${this.id} was deleted; waiting for it to be written again.` });
+          break;
+        case "tokenExpired":
+          this.streamController?.abort(); // reconnect
+          break;
+        default:
+          break;
+      }
+    }
+
+    /** Re-reads the session until it is at least at the newest version a change announced. */
+    async refresh() {
+      if (this.refreshing) return;
+      this.refreshing = true;
+      try {
+        while (!this.stopped && (!this.live || this.live.version < this.wanted)) {
+          const result = await api("GET", this.base, { signal: this.controller.signal });
+          if (this.stopped) return;
+          if (result.ok) {
+            this.apply(result.json);
+            if (result.json.version < this.wanted) await sleep(50, this.controller.signal);
+          } else if (result.status === 404) {
+            this.missing(result.problem);
+            return;
+          } else {
+            problemArea.show(result.problem, "Reading the session");
+            return;
+          }
+        }
+      } catch (error) {
+        handleFailure(error, "Reading the session");
+      } finally {
+        this.refreshing = false;
+      }
+    }
+
+    /** The session is not there (never written, expired, deleted). */
+    missing(problem) {
+      this.live = null;
+      this.wanted = 0;
+      this.frameNote.hidden = false;
+      this.frameNote.textContent = `${problem.title}${problem.detail ? `: ${problem.detail}` : ""}`;
+      $("#session-version").textContent = "—";
+      $("#session-updated").textContent = "—";
+      $("#session-expires").textContent = "—";
+      $("#session-depth").textContent = "—";
+      if (!this.history) this.renderStack([], { readonly: false });
+      this.renderQueue([]);
+    }
+
+    /** Shows a session read from the server, unless an older one than what is shown. */
+    apply(session, { authoritative = false } = {}) {
+      if (!session || typeof session.version !== "number") return;
+      if (!authoritative && this.live && session.version <= this.live.version) return;
+      const first = !this.live; // a page opened on a session shows it at once, without a replay
+      this.live = session;
+      this.frameNote.hidden = true;
+      for (const p of [...session.stack, ...session.queue]) this.presentations.set(p.id, p);
+      $("#session-version").textContent = String(session.version);
+      clear($("#session-updated")).append(timeElement(session.updatedAt));
+      clear($("#session-expires")).append(timeElement(session.expiresAt));
+      $("#session-depth").textContent = String(session.stack.length);
+      $("#session-view").dataset.version = String(session.version);
+      if (!this.history) this.renderStack(session.stack, { readonly: false, animate: !first });
+      this.renderQueue(session.queue);
+    }
+
+    // ---------------------------------------------------------------- the frame
+
+    /**
+     * Draws `stack` in the frame along the transition plan from what it shows: leaving entries are
+     * marked at once (they lose data-presentation-id) and fade out one after another, top-down;
+     * then the new ones slide in, bottom-up. The DOM's entries are right at once; only the
+     * animation lags.
+     */
+    renderStack(stack, { readonly, animate = true }) {
+      const screen = this.screen;
+      const nodes = new Map();
+      for (const node of screen.querySelectorAll(":scope > .entry[data-presentation-id]")) nodes.set(node.dataset.presentationId, node);
+      const plan = transitionPlan([...nodes.keys()], stack.map((p) => p.id));
+      let step = 0;
+      for (const s of plan) {
+        if (!s.dismiss) continue;
+        const node = nodes.get(s.dismiss);
+        nodes.delete(s.dismiss);
+        node.removeAttribute("data-presentation-id");
+        node.dataset.leavingId = s.dismiss;
+        node.classList.add("leaving-pending");
+        for (const control of node.querySelectorAll("button, input")) control.disabled = true;
+        if (!animate) {
+          node.remove();
+          continue;
+        }
+        const at = step * STEP_MS;
+        this.later(at, () => { node.classList.add("leaving"); });
+        this.later(at + STEP_MS + 30, () => node.remove());
+        step += 1;
+      }
+      let containerLevel = 0;
+      let belowTop = null; // the top edge of the container below, in frame px
+      stack.forEach((presentation, index) => {
+        const json = JSON.stringify(presentation) + (readonly ? "#readonly" : "");
+        let node = nodes.get(presentation.id);
+        if (node && this.nodeData.get(node)?.json !== json) {
+          const fresh = this.entry(presentation, readonly);
+          fresh.className = node.className; // keeps an entrance in progress
+          node.replaceWith(fresh);
+          node = fresh;
+        }
+        if (!node && !animate) {
+          node = this.entry(presentation, readonly);
+          screen.append(node);
+        } else if (!node) {
+          node = this.entry(presentation, readonly);
+          node.classList.add("entering");
+          screen.append(node);
+          const at = step * STEP_MS;
+          step += 1;
+          void node.offsetWidth; // the entering state is laid out before it is left
+          // The node may be replaced meanwhile (its presentation changed): find it by id then.
+          const id = presentation.id;
+          this.later(at, () => this.liveNode(id)?.classList.remove("entering"));
+        }
+        this.nodeData.set(node, { json });
+        node.dataset.index = String(index);
+        const coveredBy = stack.slice(index + 1).filter((p) => !ALERT_LIKE.has(p.style)).length;
+        node.classList.toggle("covered", !ALERT_LIKE.has(presentation.style) && coveredBy > 0);
+        if (!ALERT_LIKE.has(presentation.style)) {
+          belowTop = this.place(node, presentation, containerLevel, belowTop);
+          containerLevel += 1;
+        }
+      });
+      screen.classList.toggle("readonly", readonly);
+    }
+
+    liveNode(id) {
+      for (const node of this.screen.querySelectorAll(":scope > .entry[data-presentation-id]")) {
+        if (node.dataset.presentationId === id) return node;
+      }
+      return null;
+    }
+
+    /**
+     * A container's geometry; returns the top edge the next container must stay below. A sheet
+     * rests at its smallest detent, but never hides the header (destination, lock, ×) of the
+     * container under it: it starts at least HEADER px lower. A cover fills the frame; a popover
+     * floats a little lower per level.
+     */
+    place(node, presentation, level, belowTop) {
+      if (presentation.style === "sheet") {
+        const large = FRAME.height - FRAME.top;
+        const heights = (presentation.detents || []).map((d) => detentHeight(d, large)).filter((h) => h > 0);
+        const natural = FRAME.height - (heights.length ? Math.min(...heights) : large);
+        const top = Math.min(FRAME.height - 120, Math.max(natural, belowTop === null ? 0 : belowTop + HEADER));
+        node.style.top = `${top}px`;
+        node.dataset.height = String(Math.round(FRAME.height - top));
+        return top;
+      }
+      if (presentation.style === "popover") {
+        node.style.top = `${96 + 18 * Math.min(level, 6)}px`;
+        return belowTop;
+      }
+      return 0; // a full-screen cover
+    }
+
+    entry(p, readonly) {
+      return ALERT_LIKE.has(p.style) ? this.modal(p, readonly) : this.card(p, readonly);
+    }
+
+    commonAttributes(p, className) {
+      return { class: className, "data-presentation-id": p.id, "data-style": p.style, "data-destination": p.destination,
+        "data-locked": p.locked ? "true" : "false" };
+    }
+
+    closeButton(p, readonly) {
+      return el("button", { type: "button", class: "close", "data-action": "dismiss", "aria-label": `Dismiss ${p.destination}`,
+        title: p.locked ? "Locked: the server refuses this without force" : "Dismiss (and everything above it)",
+        text: "×", disabled: readonly, onclick: () => this.dismiss(p) });
+    }
+
+    lockMark(p) {
+      return p.locked ? el("span", { class: "lock", title: "Locked: removed only with force", text: "🔒 locked" }) : null;
+    }
+
+    identity(p) {
+      return el("div", { class: "identity" },
+        el("span", { class: "label", text: "key" }), el("code", { class: "key", text: p.key }),
+        el("span", { class: "label", text: "id" }), el("code", { class: "pid", title: p.id, text: shortId(p.id) }));
+    }
+
+    payloadBlock(p) {
+      const empty = !p.payload || Object.keys(p.payload).length === 0;
+      return el("pre", { class: empty ? "payload empty-payload" : "payload", text: empty ? "{}" : prettyJSON(p.payload) });
+    }
+
+    card(p, readonly) {
+      const kind = p.style === "fullScreenCover" ? "cover" : p.style;
+      const detents = p.style === "sheet" && p.detents && p.detents.length
+        ? el("div", { class: "detents" }, p.detents.map((d) => el("span", { class: "detent", text: d })))
+        : null;
+      return el("div", this.commonAttributes(p, `entry card ${kind}`),
+        p.style === "sheet" ? el("div", { class: "grabber" }) : null,
+        p.style === "popover" ? el("div", { class: "arrow" }) : null,
+        el("div", { class: "card-head" },
+          el("span", { class: `style-badge style-${p.style}`, text: p.style }),
+          el("strong", { class: "destination", text: p.destination }),
+          this.lockMark(p),
+          this.closeButton(p, readonly)),
+        this.identity(p),
+        detents,
+        p.style === "sheet" && p.interactiveDismissDisabled ? el("div", { class: "note", text: "interactive dismiss disabled" }) : null,
+        this.payloadBlock(p));
+    }
+
+    modal(p, readonly) {
+      const layer = el("div", this.commonAttributes(p, `entry modal ${p.style === "confirmationDialog" ? "confirmation" : p.style}-layer`));
+      if (p.style === "alert" || p.style === "confirmationDialog") layer.append(this.alertBox(p, readonly));
+      else if (p.style === "progress") layer.append(this.progressBox(p, readonly));
+      else layer.append(this.dialogBox(p, readonly));
+      return layer;
+    }
+
+    alertBox(p, readonly) {
+      const buttons = Array.isArray(p.buttons) ? p.buttons : [];
+      const button = (b) => el("button", { type: "button", class: `alert-button role-${b.role}`, "data-role": b.role,
+        "data-button-id": b.id, text: b.label, disabled: readonly, onclick: () => this.answer(p, b) });
+      const cancel = buttons.filter((b) => b.role === "cancel");
+      const others = buttons.filter((b) => b.role !== "cancel");
+      const text = el("div", { class: "alert-text" },
+        el("div", { class: "alert-title", text: p.title }),
+        p.message !== undefined ? el("div", { class: "alert-message", text: p.message }) : null,
+        el("div", { class: "alert-meta" }, el("span", { class: "destination", text: p.destination }), this.lockMark(p)));
+      const hasPayload = p.payload && Object.keys(p.payload).length > 0;
+      if (p.style === "confirmationDialog") {
+        return el("div", { class: "alert action-sheet", role: "alertdialog", "aria-label": p.title },
+          el("div", { class: "action-group" }, text, hasPayload ? this.payloadBlock(p) : null,
+            el("div", { class: "alert-buttons" }, others.map(button))),
+          cancel.length ? el("div", { class: "action-group cancel-group" }, cancel.map(button)) : null);
+      }
+      const row = buttons.length === 2 && cancel.length <= 1;
+      const ordered = row ? [...cancel, ...others] : [...others, ...cancel]; // iOS: cancel left in a row, last in a column
+      return el("div", { class: "alert", role: "alertdialog", "aria-label": p.title },
+        text, hasPayload ? this.payloadBlock(p) : null,
+        el("div", { class: row ? "alert-buttons row" : "alert-buttons column" }, ordered.map(button)));
+    }
+
+    dialogBox(p, readonly) {
+      return el("div", { class: "dialog", role: "dialog", "aria-label": p.destination },
+        el("div", { class: "card-head" },
+          el("span", { class: "style-badge style-dialog", text: "dialog" }),
+          el("strong", { class: "destination", text: p.destination }),
+          this.lockMark(p), this.closeButton(p, readonly)),
+        this.identity(p),
+        this.payloadBlock(p));
+    }
+
+    progressBox(p, readonly) {
+      const total = Number(p.total);
+      const completed = Number(p.completed);
+      const share = total > 0 ? Math.min(1, Math.max(0, completed / total)) : 0;
+      const input = el("input", { type: "number", class: "progress-input", min: "0", max: String(p.total), step: "any",
+        value: String(p.completed), disabled: readonly, "aria-label": "completed" });
+      const form = el("form", { class: "progress-edit", novalidate: true },
+        el("label", {}, "completed ", input),
+        el("button", { type: "submit", class: "progress-apply", text: "Apply", disabled: readonly }));
+      form.addEventListener("submit", (event) => {
+        event.preventDefault();
+        this.updateProgress(p, input.value);
+      });
+      return el("div", { class: "progress-dialog", role: "dialog", "aria-label": p.message || p.destination },
+        el("div", { class: "card-head" },
+          el("span", { class: "style-badge style-progress", text: "progress" }),
+          el("strong", { class: "destination", text: p.destination }),
+          this.lockMark(p), this.closeButton(p, readonly)),
+        p.message !== undefined ? el("div", { class: "progress-message", text: p.message }) : null,
+        el("progress", { class: "progress-bar", max: String(total), value: String(completed) }),
+        el("div", { class: "progress-text", text: `${p.completed} of ${p.total} (${Math.round(share * 100)}%)` }),
+        form,
+        Object.keys(p.payload || {}).length ? this.payloadBlock(p) : null);
+    }
+
+    renderQueue(queue) {
+      clear(this.queue);
+      $("#queue-count").textContent = queue.length ? `(${queue.length})` : "";
+      if (!queue.length) {
+        this.queue.append(el("li", { class: "empty", text: "Nothing waits." }));
+        return;
+      }
+      queue.forEach((p, position) => {
+        this.queue.append(el("li", { class: "queue-item", "data-presentation-id": p.id, "data-position": String(position),
+          "data-style": p.style, "data-destination": p.destination, "data-locked": p.locked ? "true" : "false" },
+        el("span", { class: "queue-position", text: `#${position}` }),
+        el("strong", { class: "destination", text: p.destination }),
+        el("span", { class: `style-badge style-${p.style}`, text: p.style }),
+        p.key !== p.destination ? el("code", { class: "key", text: p.key }) : null,
+        this.lockMark(p),
+        el("button", { type: "button", class: "close queue-cancel", "aria-label": `Cancel ${p.destination}`, title: "Cancel (leave the queue)",
+          text: "×", onclick: () => this.dismiss(p) })));
+      });
+    }
+
+    // ---------------------------------------------------------------- acting as the app would
+
+    async change(method, path, body, context) {
+      try {
+        const result = await api(method, path, { body, signal: this.controller.signal });
+        if (this.stopped) return null;
+        if (!result.ok) {
+          problemArea.show(result.problem, context);
+          return result;
+        }
+        problemArea.hide();
+        if (result.json && result.json.session) this.apply(result.json.session);
+        return result;
+      } catch (error) {
+        handleFailure(error, context);
+        return null;
+      }
+    }
+
+    dismiss(p) {
+      return this.change("POST", `${this.base}/dismiss`, { presentation: p.id }, `Dismissing ${p.destination}`);
+    }
+
+    answer(p, button) {
+      return this.change("POST", `${this.base}/dismiss`, { presentation: p.id, result: { buttonId: button.id } },
+        `Answering ${p.destination} with ${button.id}`);
+    }
+
+    updateProgress(p, text) {
+      const completed = Number(text);
+      if (text.trim() === "" || !Number.isFinite(completed)) {
+        problemArea.show({ title: "Not a number", detail: "completed must be a number from 0 to the total." }, `Updating ${p.destination}`);
+        return null;
+      }
+      return this.change("PATCH", `${this.base}/presentations/${encodeURIComponent(p.id)}`, { completed }, `Updating ${p.destination}`);
+    }
+
+    // ---------------------------------------------------------------- the present form
+
+    async loadDestinations() {
+      try {
+        const result = await api("GET", "/v1/destinations", { signal: this.controller.signal });
+        if (this.stopped) return;
+        if (!result.ok) {
+          problemArea.show(result.problem, "Reading the destinations");
+          return;
+        }
+        this.catalog = result.json;
+        this.buildPresentForm();
+      } catch (error) {
+        handleFailure(error, "Reading the destinations");
+      }
+    }
+
+    buildPresentForm() {
+      const catalog = this.catalog;
+      const isCatalog = catalog.mode === "catalog" && Array.isArray(catalog.destinations) && catalog.destinations.length > 0;
+      const form = el("form", { id: "present-form", class: "present-form", novalidate: true, "data-mode": isCatalog ? "catalog" : "open" });
+      let destination;
+      if (isCatalog) {
+        destination = el("select", { id: "present-destination", name: "destination", "data-pointer": "/destination" },
+          catalog.destinations.map((d) => el("option", { value: d.name, text: d.name })));
+      } else {
+        destination = el("input", { id: "present-destination", name: "destination", "data-pointer": "/destination",
+          placeholder: "settings", autocomplete: "off", spellcheck: "false" });
+      }
+      const summary = el("p", { id: "destination-summary", class: "muted summary" });
+      const style = el("select", { id: "present-style", name: "style", "data-pointer": "/style" });
+      const styleFields = el("div", { id: "style-fields", class: "style-fields" });
+      const payloadFields = el("div", { id: "payload-fields", class: "payload-fields" });
+      const asJSON = el("input", { id: "payload-as-json", type: "checkbox" });
+      const payloadText = el("textarea", { id: "payload-json", class: "json", rows: "4", spellcheck: "false", "data-pointer": "/payload",
+        placeholder: "{\"text\": \"How can we help?\"}" });
+      const key = el("input", { id: "present-key", name: "key", "data-pointer": "/key", placeholder: "defaults to the destination", autocomplete: "off" });
+      const locked = el("input", { id: "present-locked", type: "checkbox", name: "locked", "data-pointer": "/locked" });
+      const whenBlocked = el("select", { id: "present-when-blocked", "data-pointer": "/whenBlocked" },
+        el("option", { value: "queue", text: "queue" }), el("option", { value: "reject", text: "reject" }));
+      const status = el("p", { id: "present-status", class: "present-status", role: "status" });
+      const errors = el("ul", { id: "present-errors", class: "field-errors", hidden: true });
+
+      let payloadForm = null; // {read()} for the generated fields, or null: the JSON textarea
+      let styleForm = null;
+      const entryOf = () => (isCatalog ? catalog.destinations.find((d) => d.name === destination.value) : null);
+      // Each rebuilds only what the destination changes, so that nothing typed is lost for nothing.
+      const fillStyles = () => {
+        const allowed = entryOf()?.styles || STYLES;
+        const previous = style.value;
+        if ([...style.options].map((o) => o.value).join() === allowed.join()) return false;
+        clear(style).append(...allowed.map((s) => el("option", { value: s, text: s })));
+        if (allowed.includes(previous)) style.value = previous;
+        return style.value !== previous;
+      };
+      let payloadEntry; // the catalog entry the payload fields were made for
+      const fillPayload = (force) => {
+        const entry = entryOf();
+        if (!force && entry === payloadEntry) return;
+        payloadEntry = entry;
+        summary.textContent = entry?.summary || "";
+        clear(payloadFields);
+        payloadForm = null;
+        const schema = entry?.payload;
+        if (schema && schema.properties && !asJSON.checked) {
+          payloadForm = objectFields(schema, "/payload", true);
+          payloadFields.append(payloadForm.node);
+          payloadText.hidden = true;
+        } else {
+          payloadText.hidden = false;
+        }
+        asJSON.parentElement.hidden = !(schema && schema.properties);
+      };
+      const fillStyleFields = () => {
+        clear(styleFields);
+        styleForm = styleFieldsFor(style.value);
+        if (styleForm) styleFields.append(styleForm.node);
+      };
+      destination.addEventListener("change", () => {
+        if (fillStyles()) fillStyleFields();
+        fillPayload(false);
+      });
+      style.addEventListener("change", fillStyleFields);
+      asJSON.addEventListener("change", () => {
+        if (asJSON.checked && payloadForm) {
+          try {
+            payloadText.value = prettyJSON(payloadForm.read().value ?? {});
+          } catch {
+            payloadText.value = "{}";
+          }
+        }
+        fillPayload(true);
+      });
+
+      append(form, [
+        el("label", { class: "field" }, el("span", { text: "Destination" }), destination),
+        summary,
+        el("label", { class: "field" }, el("span", { text: "Style" }), style),
+        styleFields,
+        el("fieldset", { class: "payload" }, el("legend", { text: "Payload" }),
+          payloadFields,
+          el("label", { class: "inline" }, asJSON, " edit as JSON"),
+          payloadText),
+        el("label", { class: "field" }, el("span", { text: "Key" }), key),
+        el("div", { class: "field-row" },
+          el("label", { class: "inline" }, locked, " locked"),
+          el("label", { class: "inline" }, "when blocked ", whenBlocked)),
+        el("div", { class: "actions" }, el("button", { id: "present-submit", type: "submit", text: "Present" })),
+        status,
+        errors,
+      ]);
+
+      form.addEventListener("submit", async (event) => {
+        event.preventDefault();
+        clearFieldErrors(form, errors);
+        status.textContent = "";
+        const local = [];
+        const body = { destination: destination.value.trim() };
+        body.style = style.value;
+        if (styleForm) {
+          try {
+            Object.assign(body, styleForm.read());
+          } catch (error) {
+            local.push(...(error.fieldErrors || [{ pointer: "", detail: String(error.message) }]));
+          }
+        }
+        try {
+          const payload = payloadForm ? payloadForm.read().value : parsePayloadText(payloadText.value);
+          if (payload !== undefined) body.payload = payload;
+        } catch (error) {
+          local.push(...(error.fieldErrors || [{ pointer: "/payload", detail: String(error.message) }]));
+        }
+        if (key.value !== "") body.key = key.value;
+        if (locked.checked) body.locked = true;
+        if (whenBlocked.value !== "queue") body.whenBlocked = whenBlocked.value;
+        if (local.length) {
+          showFieldErrors(form, errors, local);
+          status.textContent = "Not sent: fix the fields marked.";
+          return;
+        }
+        const submit = $("#present-submit", form);
+        submit.disabled = true;
+        const result = await this.change("POST", `${this.base}/presentations`, body, `Presenting ${body.destination || "(no destination)"}`);
+        submit.disabled = false;
+        if (!result) return;
+        if (result.ok) {
+          const outcome = { 201: "presented", 202: "queued", 200: "updated in place" }[result.status] || "done";
+          const where = result.status === 202 && typeof result.json.position === "number" ? ` at position ${result.json.position}` : "";
+          status.textContent = `${result.json.presentation?.destination ?? body.destination}: ${outcome}${where} (${result.status}), version ${result.json.session?.version ?? "?"}`;
+          status.dataset.outcome = String(result.status);
+        } else {
+          status.dataset.outcome = String(result.status);
+          status.textContent = `Refused: ${result.problem.title} (${result.status})`;
+          if (Array.isArray(result.problem.errors)) showFieldErrors(form, errors, result.problem.errors);
+        }
+      });
+
+      fillStyles();
+      fillPayload(true);
+      fillStyleFields();
+      clear(this.presentSection).append(el("h2", {}, "Present ",
+        el("span", { class: "muted", text: isCatalog ? "(catalog)" : "(open: any destination)" })), form);
+    }
+
+    // ---------------------------------------------------------------- the timeline
+
+    /**
+     * Reads the whole event log, following `next`, into a fresh map; changes the stream brought
+     * meanwhile are kept (they carry their stack). Called when the stream starts or resets.
+     */
+    async loadLog() {
+      if (this.loadingLog) { this.reloadLog = true; return; }
+      this.loadingLog = true;
+      try {
+        do {
+          this.reloadLog = false;
+          const log = new Map();
+          let path = `${this.base}/events?after=0&limit=${EVENTS_PAGE}`;
+          for (let page = 0; path && page < EVENTS_MAX_PAGES; page += 1) {
+            const result = await api("GET", path, { signal: this.controller.signal });
+            if (this.stopped) return;
+            if (!result.ok) {
+              if (result.status !== 404) problemArea.show(result.problem, "Reading the event log");
+              break;
+            }
+            for (const { version, at, ...event } of result.json.events || []) {
+              if (!log.has(version)) log.set(version, { version, at, events: [], stack: null });
+              log.get(version).events.push(event);
+              if (event.presentation) this.presentations.set(event.presentationId, event.presentation);
+            }
+            const next = result.json.next;
+            path = typeof next === "string" && next.startsWith("/v1/sessions/") ? next : null;
+          }
+          for (const [version, change] of this.log) {
+            if (change.fromStream) log.set(version, change);
+          }
+          this.log = log;
+        } while (this.reloadLog && !this.stopped);
+      } catch (error) {
+        handleFailure(error, "Reading the event log");
+      } finally {
+        this.loadingLog = false;
+      }
+      await this.computeStacks();
+      this.renderTimeline();
+    }
+
+    /** A change from the stream: it carries its own stack. */
+    takeChange(change) {
+      if (!change || typeof change.version !== "number") return;
+      for (const event of change.events || []) {
+        if (event.presentation) this.presentations.set(event.presentationId, event.presentation);
+      }
+      this.log.set(change.version, { version: change.version, at: change.at, events: change.events || [],
+        stack: Array.isArray(change.stack) ? change.stack : null, fromStream: true });
+      this.computeStacks().then(() => this.renderTimeline());
+    }
+
+    /**
+     * Each logged change's stack before and after it: replayed from the one before (a change that
+     * created the session starts from nothing). When the log was pruned, the first kept version's
+     * stack comes from the server's transition plan, and what came before it is unknown.
+     */
+    async computeStacks() {
+      const versions = [...this.log.keys()].sort((a, b) => a - b);
+      if (!versions.length) return;
+      const first = this.log.get(versions[0]);
+      if (!first.stack && !first.stackAsked && !first.events.some((e) => e.type === "sessionCreated")) {
+        first.stackAsked = true;
+        const stack = await this.stackAt(first.version).catch(() => null);
+        if (stack) first.stack = stack.map((p) => p.id);
+      }
+      let previous = null;
+      for (const version of versions) {
+        const change = this.log.get(version);
+        let before = null;
+        if (change.events.some((e) => e.type === "sessionCreated")) before = [];
+        else if (previous && previous.version === version - 1 && previous.stack) before = previous.stack;
+        change.before = before;
+        if (!change.stack && before) change.stack = replayStack(before, change.events);
+        previous = change;
+      }
+    }
+
+    renderTimeline() {
+      const versions = [...this.log.keys()].sort((a, b) => b - a);
+      clear(this.timeline);
+      if (!versions.length) {
+        this.timeline.append(el("li", { class: "empty", text: "No logged changes." }));
+      }
+      for (const version of versions.slice(0, this.timelineShown)) {
+        const change = this.log.get(version);
+        const plan = change.before && change.stack ? transitionPlan(change.before, change.stack) : null;
+        const item = el("li", { class: "timeline-entry", "data-version": String(version) },
+          el("button", { type: "button", class: "timeline-button", title: `Show the stack at version ${version}`,
+            onclick: () => this.showVersion(version) },
+          el("span", { class: "tl-version", text: `v${version}` }),
+          timeElement(change.at, "tl-time")),
+          el("ul", { class: "tl-events" }, change.events.map((e) => el("li", { class: `tl-event event-${e.type}`, "data-type": e.type }, describeEvent(e)))),
+          el("div", { class: "tl-transition" },
+            plan === null ? el("span", { class: "muted", text: "transition: (the log starts here)" })
+              : plan.length === 0 ? el("span", { class: "muted", text: "transition: none" })
+                : plan.map((s) => {
+                  const id = s.dismiss || s.present;
+                  const p = this.presentations.get(id);
+                  return el("span", { class: s.dismiss ? "step step-dismiss" : "step step-present", "data-step": s.dismiss ? "dismiss" : "present",
+                    "data-presentation-id": id, title: id }, s.dismiss ? "↓ " : "↑ ", p ? p.destination : shortId(id));
+                })));
+        if (this.history && this.history.version === version) item.classList.add("selected");
+        this.timeline.append(item);
+      }
+      this.timelineMore.hidden = versions.length <= this.timelineShown;
+    }
+
+    /**
+     * The stack at `version`: the current stack's ids minus the plan's trailing presents, plus its
+     * dismisses in reverse. The plan's `to` must be the version the ids are taken from.
+     */
+    async stackAt(version) {
+      for (let attempt = 0; attempt < 5; attempt += 1) {
+        const result = await api("GET", `${this.base}/transition?from=${version}`, { signal: this.controller.signal });
+        if (!result.ok) {
+          const error = new Error(result.problem.title);
+          error.problem = result.problem;
+          throw error;
+        }
+        let current = this.live;
+        if (!current || current.version !== result.json.to) {
+          const read = await api("GET", this.base, { signal: this.controller.signal });
+          if (!read.ok) continue;
+          this.apply(read.json);
+          current = read.json;
+          if (current.version !== result.json.to) continue; // changed again: ask for a new plan
+        }
+        const steps = result.json.transition;
+        const presents = steps.filter((s) => s.present).length;
+        const ids = current.stack.map((p) => p.id);
+        const kept = ids.slice(0, ids.length - presents);
+        const dismissed = steps.filter((s) => s.dismiss).map((s) => s.dismiss).reverse();
+        const stackIds = kept.concat(dismissed);
+        return Promise.all(stackIds.map((id) => this.presentationAt(id, version)));
+      }
+      throw new Error("the session kept changing");
+    }
+
+    /** A presentation as it was after `version`: from the log, else as the server has it now. */
+    async presentationAt(id, version) {
+      let found = null;
+      let foundVersion = -1;
+      for (const change of this.log.values()) {
+        if (change.version > version || change.version < foundVersion) continue;
+        for (const event of change.events) {
+          if (event.presentationId === id && event.presentation) {
+            found = event.presentation;
+            foundVersion = change.version;
+          }
+        }
+      }
+      if (found) return { ...found, state: "presented" };
+      const result = await api("GET", `${this.base}/presentations/${encodeURIComponent(id)}`, { signal: this.controller.signal });
+      if (result.ok) return result.json;
+      return { id, destination: "(unknown)", style: "sheet", key: id, locked: false, payload: {}, detents: [] };
+    }
+
+    async showVersion(version) {
+      try {
+        const stack = await this.stackAt(version);
+        if (this.stopped) return;
+        this.history = { version, stack };
+        clear(this.banner).append(
+          el("span", { id: "history-label", text: `At version ${version}` }),
+          el("span", { class: "muted", text: " — read-only: the stack as it was; the queue and the controls are live only." }),
+          el("button", { id: "back-to-live", type: "button", text: "Back to live", onclick: () => this.backToLive() }));
+        this.banner.hidden = false;
+        this.banner.dataset.version = String(version);
+        $("#session-view").dataset.showing = String(version);
+        this.renderStack(stack, { readonly: true });
+        this.renderTimeline();
+      } catch (error) {
+        if (error.problem) {
+          const gone = error.problem.status === 410;
+          problemArea.show(gone
+            ? { ...error.problem, title: `Version ${version} is no longer in the event log`, detail: `${error.problem.detail || ""} The server keeps only the newest changes; the stack at that version cannot be shown.`.trim() }
+            : error.problem, `Showing version ${version}`);
+        } else {
+          handleFailure(error, `Showing version ${version}`);
+        }
+      }
+    }
+
+    backToLive() {
+      this.history = null;
+      this.banner.hidden = true;
+      delete this.banner.dataset.version;
+      delete $("#session-view").dataset.showing;
+      this.renderStack(this.live ? this.live.stack : [], { readonly: false });
+      this.renderTimeline();
+    }
+  }
+
+  function describeEvent(e) {
+    const p = e.presentation;
+    const what = p ? `${p.destination} (${p.style})` : shortId(e.presentationId);
+    switch (e.type) {
+      case "sessionCreated": return "session created";
+      case "presented": return `presented ${what}`;
+      case "queued": return `queued ${what} at ${e.position}`;
+      case "promoted": return `promoted ${what}`;
+      case "updated": return `updated ${what}`;
+      case "dismissed": {
+        const result = p && p.result !== null && p.result !== undefined ? ` → ${JSON.stringify(p.result)}` : "";
+        return `${p && p.presentedAt === null ? "cancelled" : "dismissed"} ${what}${result}`;
+      }
+      case "replaced": return `replaced the stack (${(e.stack || []).length})`;
+      default: return String(e.type);
+    }
+  }
+
+  // ------------------------------------------------------------------ generated fields
+
+  function fieldError(pointer, detail) {
+    const error = new Error(detail);
+    error.fieldErrors = [{ pointer, detail }];
+    return error;
+  }
+
+  function parsePayloadText(text) {
+    if (text.trim() === "") return undefined;
+    let value;
+    try {
+      value = JSON.parse(text);
+    } catch (error) {
+      throw fieldError("/payload", `not JSON: ${error.message}`);
+    }
+    if (value === null || typeof value !== "object" || Array.isArray(value)) throw fieldError("/payload", "must be a JSON object");
+    return value;
+  }
+
+  function typesOf(schema) {
+    if (!schema || schema.type === undefined) return [];
+    return Array.isArray(schema.type) ? schema.type : [schema.type];
+  }
+
+  function hint(schema) {
+    const parts = [];
+    const types = typesOf(schema);
+    if (types.length) parts.push(types.join(" | "));
+    if (schema.minimum !== undefined || schema.maximum !== undefined) parts.push(`${schema.minimum ?? "…"}–${schema.maximum ?? "…"}`);
+    if (schema.minLength !== undefined || schema.maxLength !== undefined) parts.push(`${schema.minLength ?? 0}–${schema.maxLength ?? "…"} characters`);
+    if (schema.maxItems !== undefined) parts.push(`at most ${schema.maxItems} items`);
+    return parts.join(", ");
+  }
+
+  /**
+   * The inputs for an object schema's properties (recursively), plus a JSON box for other members
+   * unless additionalProperties is false. read() → {value} or {} when nothing was filled in.
+   */
+  function objectFields(schema, pointer, top) {
+    const required = new Set(schema.required || []);
+    const fields = Object.entries(schema.properties || {}).map(([name, sub]) => ({ name, field: valueField(sub, `${pointer}/${escapePointer(name)}`, name, required.has(name)) }));
+    let extra = null;
+    if (schema.additionalProperties !== false) {
+      extra = el("textarea", { class: "json extra-members", rows: "2", spellcheck: "false", "data-pointer": pointer, placeholder: "other members, as a JSON object" });
+    }
+    const node = el(top ? "div" : "fieldset", { class: "object-fields", "data-pointer": pointer },
+      top ? null : el("legend", { text: pointer.split("/").pop() }),
+      fields.map((f) => f.field.node),
+      extra ? el("label", { class: "field" }, el("span", { text: "other members" }), extra) : null);
+    return {
+      node,
+      read() {
+        const value = {};
+        const errors = [];
+        let any = false;
+        for (const { name, field } of fields) {
+          try {
+            const read = field.read();
+            if ("value" in read) { value[name] = read.value; any = true; }
+          } catch (error) {
+            errors.push(...(error.fieldErrors || [{ pointer: `${pointer}/${name}`, detail: error.message }]));
+          }
+        }
+        if (extra && extra.value.trim() !== "") {
+          try {
+            const more = JSON.parse(extra.value);
+            if (more === null || typeof more !== "object" || Array.isArray(more)) throw new Error("must be a JSON object");
+            for (const [name, member] of Object.entries(more)) { value[name] = member; any = true; }
+          } catch (error) {
+            errors.push({ pointer, detail: `other members: ${error.message}` });
+          }
+        }
+        if (errors.length) {
+          const error = new Error("invalid fields");
+          error.fieldErrors = errors;
+          throw error;
+        }
+        return any || top ? { value } : {};
+      },
+    };
+  }
+
+  function escapePointer(name) {
+    return name.replace(/~/g, "~0").replace(/\//g, "~1");
+  }
+
+  /** One input for a value schema; read() → {value} or {} when left empty. */
+  function valueField(schema, pointer, name, required) {
+    const types = typesOf(schema).filter((t) => t !== "null");
+    const label = el("span", { class: "field-name" }, name, required ? el("abbr", { title: "required", text: " *" }) : null);
+    const help = [schema.description, hint(schema)].filter(Boolean).join(" · ");
+    const wrap = (input) => el("label", { class: "field", "data-field": name }, label, input, help ? el("small", { class: "muted", text: help }) : null);
+    if (Array.isArray(schema.enum)) {
+      const select = el("select", { "data-pointer": pointer, name },
+        el("option", { value: "", text: "(not set)" }),
+        schema.enum.map((v, i) => el("option", { value: String(i), text: JSON.stringify(v) })));
+      return { node: wrap(select), read: () => (select.value === "" ? {} : { value: schema.enum[Number(select.value)] }) };
+    }
+    if (types.length === 1 && types[0] === "object" && schema.properties) {
+      const inner = objectFields(schema, pointer, false);
+      return { node: inner.node, read: () => inner.read() };
+    }
+    if (types.length === 1 && types[0] === "string") {
+      const input = el("input", { type: "text", "data-pointer": pointer, name, autocomplete: "off" });
+      return { node: wrap(input), read: () => (input.value === "" ? {} : { value: input.value }) };
+    }
+    if (types.length === 1 && (types[0] === "number" || types[0] === "integer")) {
+      const input = el("input", { type: "text", inputmode: "decimal", "data-pointer": pointer, name, autocomplete: "off", class: "number" });
+      return {
+        node: wrap(input),
+        read() {
+          const text = input.value.trim();
+          if (text === "") return {};
+          const value = Number(text);
+          if (!Number.isFinite(value) || !/^-?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(text)) throw fieldError(pointer, "not a number");
+          return { value };
+        },
+      };
+    }
+    if (types.length === 1 && types[0] === "boolean") {
+      const select = el("select", { "data-pointer": pointer, name },
+        el("option", { value: "", text: "(not set)" }), el("option", { value: "true", text: "true" }), el("option", { value: "false", text: "false" }));
+      return { node: wrap(select), read: () => (select.value === "" ? {} : { value: select.value === "true" }) };
+    }
+    // Arrays, several types, no type: JSON.
+    const input = el("textarea", { class: "json", rows: "2", spellcheck: "false", "data-pointer": pointer, name, placeholder: "JSON" });
+    return {
+      node: wrap(input),
+      read() {
+        if (input.value.trim() === "") return {};
+        try {
+          return { value: JSON.parse(input.value) };
+        } catch (error) {
+          throw fieldError(pointer, `not JSON: ${error.message}`);
+        }
+      },
+    };
+  }
+
+  /** The fields of a style: detents, alert texts and buttons, progress numbers. */
+  function styleFieldsFor(style) {
+    if (style === "sheet") {
+      const detents = el("input", { id: "present-detents", "data-pointer": "/detents", placeholder: "medium, large, fraction:0.3, height:320", autocomplete: "off" });
+      const noSwipe = el("input", { id: "present-interactive-dismiss-disabled", type: "checkbox", "data-pointer": "/interactiveDismissDisabled" });
+      return {
+        node: el("div", {},
+          el("label", { class: "field" }, el("span", { text: "Detents" }), detents),
+          el("label", { class: "inline" }, noSwipe, " interactiveDismissDisabled")),
+        read() {
+          const body = {};
+          const list = detents.value.split(/[\s,]+/).filter(Boolean);
+          if (list.length) body.detents = list;
+          if (noSwipe.checked) body.interactiveDismissDisabled = true;
+          return body;
+        },
+      };
+    }
+    if (style === "alert" || style === "confirmationDialog") {
+      const title = el("input", { id: "present-title", "data-pointer": "/title", autocomplete: "off" });
+      const message = el("textarea", { id: "present-message", rows: "2", "data-pointer": "/message" });
+      const rows = el("div", { id: "present-buttons", class: "button-rows", "data-pointer": "/buttons" });
+      const addRow = (id, label, role) => {
+        const index = () => [...rows.children].indexOf(row);
+        const idInput = el("input", { class: "button-id", placeholder: "id", value: id, autocomplete: "off", "aria-label": "button id" });
+        const labelInput = el("input", { class: "button-label", placeholder: "label", value: label, autocomplete: "off", "aria-label": "button label" });
+        const roleSelect = el("select", { class: "button-role", "aria-label": "button role" },
+          ["default", "cancel", "destructive"].map((r) => el("option", { value: r, text: r, selected: r === role })));
+        const row = el("div", { class: "button-row" }, idInput, labelInput, roleSelect,
+          el("button", { type: "button", class: "button-remove", "aria-label": "Remove the button", text: "−", onclick: () => row.remove() }));
+        row.pointerIndex = index;
+        rows.append(row);
+      };
+      if (style === "alert") addRow("ok", "OK", "default");
+      else { addRow("first", "First", "default"); addRow("cancel", "Cancel", "cancel"); }
+      return {
+        node: el("div", {},
+          el("label", { class: "field" }, el("span", { text: "Title" }), title),
+          el("label", { class: "field" }, el("span", { text: "Message" }), message),
+          el("div", { class: "field" }, el("span", { text: "Buttons" }), rows,
+            el("button", { id: "add-button", type: "button", text: "Add a button", onclick: () => addRow("", "", "default") }))),
+        read() {
+          const body = {};
+          if (title.value !== "") body.title = title.value;
+          if (message.value !== "") body.message = message.value;
+          const buttons = [...rows.children].map((row) => ({
+            id: $(".button-id", row).value, label: $(".button-label", row).value, role: $(".button-role", row).value,
+          }));
+          [...rows.children].forEach((row, i) => {
+            $(".button-id", row).dataset.pointer = `/buttons/${i}/id`;
+            $(".button-label", row).dataset.pointer = `/buttons/${i}/label`;
+            $(".button-role", row).dataset.pointer = `/buttons/${i}/role`;
+          });
+          if (buttons.length || style === "confirmationDialog") body.buttons = buttons;
+          return body;
+        },
+      };
+    }
+    if (style === "progress") {
+      const total = el("input", { id: "present-total", class: "number", inputmode: "decimal", "data-pointer": "/total", value: "10" });
+      const completed = el("input", { id: "present-completed", class: "number", inputmode: "decimal", "data-pointer": "/completed", value: "0" });
+      const message = el("textarea", { id: "present-message", rows: "2", "data-pointer": "/message" });
+      const number = (input, pointer) => {
+        const text = input.value.trim();
+        if (text === "") return undefined;
+        const value = Number(text);
+        if (!Number.isFinite(value)) throw fieldError(pointer, "not a number");
+        return value;
+      };
+      return {
+        node: el("div", {},
+          el("div", { class: "field-row" },
+            el("label", { class: "field" }, el("span", { text: "Total" }), total),
+            el("label", { class: "field" }, el("span", { text: "Completed" }), completed)),
+          el("label", { class: "field" }, el("span", { text: "Message" }), message)),
+        read() {
+          const body = {};
+          const t = number(total, "/total");
+          const c = number(completed, "/completed");
+          if (t !== undefined) body.total = t;
+          if (c !== undefined) body.completed = c;
+          if (message.value !== "") body.message = message.value;
+          return body;
+        },
+      };
+    }
+    return null;
+  }
+
+  function clearFieldErrors(form, list) {
+    for (const node of form.querySelectorAll(".field-error")) node.remove();
+    for (const node of form.querySelectorAll(".invalid")) node.classList.remove("invalid");
+    clear(list);
+    list.hidden = true;
+  }
+
+  /** Every error in the list, and each next to the input whose pointer is its longest prefix. */
+  function showFieldErrors(form, list, errors) {
+    const inputs = [...form.querySelectorAll("[data-pointer]")];
+    list.hidden = false;
+    for (const error of errors) {
+      const pointer = String(error.pointer ?? "");
+      list.append(el("li", { class: "field-error-item", "data-pointer": pointer }, el("code", { text: pointer || "(body)" }), " ", String(error.detail ?? "")));
+      let best = null;
+      for (const input of inputs) {
+        const p = input.dataset.pointer;
+        if ((pointer === p || pointer.startsWith(`${p}/`)) && (!best || p.length > best.dataset.pointer.length)) best = input;
+      }
+      if (best) {
+        best.classList.add("invalid");
+        const holder = best.closest(".field, .button-row") || best.parentElement;
+        holder.append(el("small", { class: "field-error", "data-pointer": pointer, text: `${pointer}: ${error.detail ?? ""}` }));
+      }
+    }
+  }
+
+  boot();
+})();

@@ -406,9 +406,10 @@ enum SessionListCursor {
     }
 
     static func parse(_ text: String) throws -> SessionCursor {
-        let parts = text.split(separator: ".", maxSplits: 1).map(String.init)
-        guard parts.count == 2, let milliseconds = Int64(parts[0]), milliseconds >= 0,
-            Identifiers.isValidSessionID(parts[1])
+        let parts = text.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+        guard parts.count == 2, (1...18).contains(parts[0].utf8.count),
+            parts[0].utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }),
+            let milliseconds = Int64(parts[0]), Identifiers.isValidSessionID(parts[1])
         else { throw Problem.invalidParameter("cursor", "is not a cursor this server gave (take it from next)") }
         return SessionCursor(updatedAt: Timestamp(millisecondsSinceEpoch: milliseconds), id: parts[1])
     }

@@ -30,6 +30,11 @@ var package = Package(
             pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"])]
         ),
+        .systemLibrary(
+            name: "CLibPQ",
+            pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"])]
+        ),
         .target(name: "Locking"),
         .target(name: "Timekeeping"),
         .target(name: "ModalStackCore"),
@@ -38,6 +43,11 @@ var package = Package(
         .target(
             name: "ModalStackSQLite",
             dependencies: ["ModalStackCore", "ModalStackStore", "CSQLite", "Locking", "Timekeeping"]
+        ),
+        // Not linked by the executable yet: `--database-url` comes with the store seam's next step.
+        .target(
+            name: "ModalStackPostgres",
+            dependencies: ["ModalStackCore", "ModalStackStore", "CLibPQ", "Locking", "Timekeeping"]
         ),
         .target(
             name: "ModalStackService",

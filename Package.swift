@@ -83,6 +83,10 @@ var package = Package(
             dependencies: ["ModalStackSQLite", "ModalStackStore", "ModalStackTestSupport"]
         ),
         .testTarget(
+            name: "ModalStackPostgresTests",
+            dependencies: ["ModalStackPostgres", "ModalStackStore", "ModalStackTestSupport"]
+        ),
+        .testTarget(
             name: "ModalStackServiceTests",
             dependencies: [
                 "ModalStackService", "ModalStackSQLite", "ModalStackStore", "ModalStackCore", "ModalStackTestSupport",

@@ -75,12 +75,23 @@ var package = Package(
         ),
         .target(name: "ModalStackClient"),
         // For the test targets only: no product and no other target depends on it.
-        .target(name: "ModalStackTestSupport", dependencies: ["ModalStackHTTP", "Locking", "Timekeeping"]),
+        .target(
+            name: "ModalStackTestSupport",
+            dependencies: ["ModalStackHTTP", "ModalStackCore", "ModalStackStore", "Locking", "Timekeeping"]
+        ),
 
         .testTarget(name: "ModalStackCoreTests", dependencies: ["ModalStackCore", "ModalStackTestSupport"]),
         .testTarget(
             name: "ModalStackSQLiteTests",
             dependencies: ["ModalStackSQLite", "ModalStackStore", "ModalStackTestSupport"]
+        ),
+        // One suite over every engine: what any SessionStore promises.
+        .testTarget(
+            name: "ModalStackStoreContractTests",
+            dependencies: [
+                "ModalStackStore", "ModalStackCore", "ModalStackSQLite", "ModalStackPostgres", "ModalStackTestSupport",
+                "Timekeeping",
+            ]
         ),
         .testTarget(
             name: "ModalStackPostgresTests",

@@ -59,6 +59,8 @@ public final class PostgresServer: @unchecked Sendable {
     private let stopped = LockedValue(false)
     private let databaseCounter = LockedValue(0)
     private let watchdog: pid_t?
+    /// Whether the tools run as the postgres user (this process is root).
+    private let asPostgres: Bool
 
     /// Creates, starts and waits for a new cluster; throws with the tools' output when that fails.
     public init() throws {
@@ -122,6 +124,7 @@ public final class PostgresServer: @unchecked Sendable {
             throw lastError ?? PostgresServerError("the server did not start")
         }
         port = startedPort
+        asPostgres = owner != nil
         watchdog = Self.startWatchdog(directory: directory, asPostgres: owner != nil)
     }
 
@@ -134,12 +137,28 @@ public final class PostgresServer: @unchecked Sendable {
             return stopped
         }
         guard !wasStopped else { return }
-        _ = try? Self.run("pg_ctl", ["-D", "\(directory)/data", "-m", "fast", "-w", "stop"], asPostgres: getuid() == 0)
+        try? stopServer()
         if let watchdog {
             kill(watchdog, SIGKILL)
             waitpid(watchdog, nil, 0)
         }
         try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    /// Stops the server and keeps its directory: for a test of a database that went away.
+    public func stopServer() throws {
+        try Self.run("pg_ctl", ["-D", "\(directory)/data", "-m", "fast", "-w", "stop"], asPostgres: asPostgres)
+    }
+
+    /// Starts the server again after ``stopServer()``, on the same port and socket.
+    public func startServer() throws {
+        try Self.run(
+            "pg_ctl",
+            [
+                "-D", "\(directory)/data", "-l", "\(directory)/server.log", "-w", "-t", "30", "-o", "-p \(port)",
+                "start",
+            ],
+            asPostgres: asPostgres)
     }
 
     /// Creates a new, empty database and returns its name: `prefix` and a counter.

@@ -75,6 +75,43 @@ struct PostgresSessionStoreTests {
         #expect(PostgresSessionStore.displayName("host=h password=pw dbname=d") == "host=h dbname=d")
     }
 
+    @Test("the server stopped: calls fail as unavailable; started again: the same store goes on")
+    func serverRestart() throws {
+        let server = try PostgresServer()
+        let database = server.connectionString(database: try server.createDatabase("restart"))
+        let store = try PostgresSessionStore(connectionString: database, poolSize: 2)
+        let session = StoreFixtures.session("s")
+        try store.commit([StoreFixtures.save(session)])
+        try server.stopServer()
+        for error in [
+            #expect(throws: StoreError.self) { try store.session(id: "s") },
+            #expect(throws: StoreError.self) { try store.commit([StoreFixtures.save(StoreFixtures.session("t"))]) },
+            #expect(throws: StoreError.self) { try store.checkHealth() },
+        ] {
+            #expect(error?.kind == .unavailable, "\(String(describing: error))")
+        }
+        try server.startServer()
+        // No call fails for connections that broke while idle: they are replaced on use.
+        try store.checkHealth()
+        #expect(try store.session(id: "s") == session)
+        try store.commit([StoreFixtures.save(StoreFixtures.session("t"))])
+        #expect(try store.sessionCount() == 2)
+    }
+
+    @Test("idle connections that broke are replaced without failing the call")
+    func brokenIdleConnections() throws {
+        let database = try newDatabase()
+        let store = try PostgresSessionStore(connectionString: database, poolSize: 2)
+        try store.commit([StoreFixtures.save(StoreFixtures.session("s"))])
+        // Every other connection to this database is ended by the server, as a failover would.
+        let admin = try PostgresConnection(database)
+        try admin.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
+        #expect(try store.session(id: "s") != nil)
+        try store.commit([StoreFixtures.save(StoreFixtures.session("t"))])
+    }
+
     @Test("SQLSTATEs map to what a client can do")
     func errorKinds() {
         func kind(_ state: String?, broken: Bool = false) -> StoreError.Kind {

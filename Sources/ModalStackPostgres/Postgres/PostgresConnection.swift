@@ -5,6 +5,9 @@ import Glibc
 /// caller, which gives it back when done; that is why it may cross threads (`@unchecked Sendable`).
 final class PostgresConnection: @unchecked Sendable {
     let handle: OpaquePointer
+    /// How many statements succeeded on this connection: the pool sees from it whether a call
+    /// that failed had done anything at all.
+    private(set) var succeeded = 0
 
     /// Connects with a libpq connection string or `postgresql://` URL.
     init(_ connectionString: String) throws(PostgresError) {
@@ -36,13 +39,17 @@ final class PostgresConnection: @unchecked Sendable {
                 PQexecParams(handle, sql, Int32(values.count), nil, values.baseAddress, nil, nil, 0)
             }
         }
-        return try PostgresRows(result, connection: handle)
+        let rows = try PostgresRows(result, connection: handle)
+        succeeded += 1
+        return rows
     }
 
     /// Runs `sql`, which may hold several statements without parameters (a migration, say).
     @discardableResult
     func execute(_ sql: String) throws(PostgresError) -> PostgresRows {
-        try PostgresRows(PQexec(handle, sql), connection: handle)
+        let rows = try PostgresRows(PQexec(handle, sql), connection: handle)
+        succeeded += 1
+        return rows
     }
 
     /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.

@@ -31,8 +31,22 @@ final class PostgresPool: Sendable {
         }
         defer { slots.signal() }
         let reused = idle.withLock { $0.popLast() }
-        let connection: PostgresConnection
-        if let reused { connection = reused } else { connection = try PostgresConnection(connectionString) }
+        if let reused {
+            let before = reused.succeeded
+            do throws(PostgresError) {
+                return try use(reused, body)
+            } catch  where error.connectionBroken && reused.succeeded == before {
+                // An idle connection that broke while it waited (the server restarted, say) failed
+                // on the call's first statement: the server did nothing of it, so it runs again
+                // on a new connection rather than failing a caller for a loss it could not see.
+            }
+        }
+        return try use(try PostgresConnection(connectionString), body)
+    }
+
+    private func use<Result>(
+        _ connection: PostgresConnection, _ body: (PostgresConnection) throws(PostgresError) -> Result
+    ) throws(PostgresError) -> Result {
         let result: Result
         do throws(PostgresError) {
             result = try body(connection)

@@ -21,9 +21,15 @@ public final class PostgresSessionStore: SessionStore {
     /// creates or migrates the schema under an advisory lock (so instances starting together
     /// migrate once), and refuses a database holding another application's tables or a schema
     /// newer than this build, without writing to it.
-    /// - Parameter poolSize: how many connections the store opens at most.
+    /// - Parameters:
+    ///   - poolSize: how many connections the store opens at most.
+    ///   - durability: `.full` waits for the server to flush each commit to disk
+    ///     (`synchronous_commit = on`); `.normal` does not (`off`): a crash of ModalStack loses
+    ///     nothing, but a crash of the database server or its machine may lose the last commits
+    ///     (at most about three times `wal_writer_delay`), never leaving the database inconsistent.
     public init(
-        connectionString: String, poolSize: Int = 4, eventLogSize: Int = StoreDefaults.eventLogSize,
+        connectionString: String, poolSize: Int = 4, durability: Durability = .normal,
+        eventLogSize: Int = StoreDefaults.eventLogSize,
         idempotencyLifetimeMilliseconds: Int64 = StoreDefaults.idempotencyLifetimeMilliseconds,
         time: any TimeSource = SystemTime()
     ) throws(StoreError) {
@@ -31,7 +37,9 @@ public final class PostgresSessionStore: SessionStore {
         self.eventLogSize = eventLogSize
         self.idempotencyLifetimeMilliseconds = idempotencyLifetimeMilliseconds
         self.time = time
-        pool = PostgresPool(connectionString: connectionString, size: poolSize)
+        pool = PostgresPool(
+            connectionString: connectionString, size: poolSize,
+            setup: "SET synchronous_commit = \(durability == .full ? "on" : "off")")
         let name = displayName
         let refusal: String?
         do {
@@ -157,6 +165,11 @@ public final class PostgresSessionStore: SessionStore {
         guard writable == "t" else {
             throw StoreError(.unavailable, "the database \(displayName) is read-only (a standby, or read-only mode)")
         }
+    }
+
+    /// A setting of the server as the store's connections see it (`SHOW name`), for tests.
+    func setting(_ name: String) throws(StoreError) -> String? {
+        try query("SELECT current_setting($1)", [name]).scalar
     }
 
     /// Closes the pool's connections; the store then answers every call as unavailable.

@@ -112,6 +112,12 @@ struct PostgresSessionStoreTests {
         try store.commit([StoreFixtures.save(StoreFixtures.session("t"))])
     }
 
+    @Test("durability sets synchronous_commit on every connection of the pool", arguments: Durability.allCases)
+    func durability(_ durability: Durability) throws {
+        let store = try PostgresSessionStore(connectionString: try newDatabase(), durability: durability)
+        #expect(try store.setting("synchronous_commit") == (durability == .full ? "on" : "off"))
+    }
+
     @Test("SQLSTATEs map to what a client can do")
     func errorKinds() {
         func kind(_ state: String?, broken: Bool = false) -> StoreError.Kind {

@@ -7,15 +7,18 @@ import Locking
 final class PostgresPool: Sendable {
     let connectionString: String
     let size: Int
+    /// Run on every new connection before its first use (session settings).
+    let setup: String?
     private let idle = LockedValue<[PostgresConnection]>([])
     private let slots: DispatchSemaphore
     private let closed = LockedValue(false)
     private let acquireTimeoutNanoseconds: UInt64
 
-    init(connectionString: String, size: Int, acquireTimeoutMilliseconds: Int = 30_000) {
+    init(connectionString: String, size: Int, setup: String? = nil, acquireTimeoutMilliseconds: Int = 30_000) {
         precondition(size > 0, "a pool holds at least one connection")
         self.connectionString = connectionString
         self.size = size
+        self.setup = setup
         slots = DispatchSemaphore(value: size)
         acquireTimeoutNanoseconds = UInt64(acquireTimeoutMilliseconds) * 1_000_000
     }
@@ -41,7 +44,13 @@ final class PostgresPool: Sendable {
                 // on a new connection rather than failing a caller for a loss it could not see.
             }
         }
-        return try use(try PostgresConnection(connectionString), body)
+        return try use(try open(), body)
+    }
+
+    private func open() throws(PostgresError) -> PostgresConnection {
+        let connection = try PostgresConnection(connectionString)
+        if let setup { try connection.execute(setup) }
+        return connection
     }
 
     private func use<Result>(

@@ -30,6 +30,11 @@ var package = Package(
             pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"])]
         ),
+        .systemLibrary(
+            name: "CLibPQ",
+            pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"])]
+        ),
         .target(name: "Locking"),
         .target(name: "Timekeeping"),
         .target(name: "ModalStackCore"),
@@ -38,6 +43,11 @@ var package = Package(
         .target(
             name: "ModalStackSQLite",
             dependencies: ["ModalStackCore", "ModalStackStore", "CSQLite", "Locking", "Timekeeping"]
+        ),
+        // Not linked by the executable yet: `--database-url` comes with the store seam's next step.
+        .target(
+            name: "ModalStackPostgres",
+            dependencies: ["ModalStackCore", "ModalStackStore", "CLibPQ", "Locking", "Timekeeping"]
         ),
         .target(
             name: "ModalStackService",
@@ -65,12 +75,27 @@ var package = Package(
         ),
         .target(name: "ModalStackClient"),
         // For the test targets only: no product and no other target depends on it.
-        .target(name: "ModalStackTestSupport", dependencies: ["ModalStackHTTP", "Locking", "Timekeeping"]),
+        .target(
+            name: "ModalStackTestSupport",
+            dependencies: ["ModalStackHTTP", "ModalStackCore", "ModalStackStore", "Locking", "Timekeeping"]
+        ),
 
         .testTarget(name: "ModalStackCoreTests", dependencies: ["ModalStackCore", "ModalStackTestSupport"]),
         .testTarget(
             name: "ModalStackSQLiteTests",
             dependencies: ["ModalStackSQLite", "ModalStackStore", "ModalStackTestSupport"]
+        ),
+        // One suite over every engine: what any SessionStore promises.
+        .testTarget(
+            name: "ModalStackStoreContractTests",
+            dependencies: [
+                "ModalStackStore", "ModalStackCore", "ModalStackSQLite", "ModalStackPostgres", "ModalStackTestSupport",
+                "Timekeeping",
+            ]
+        ),
+        .testTarget(
+            name: "ModalStackPostgresTests",
+            dependencies: ["ModalStackPostgres", "ModalStackStore", "ModalStackTestSupport"]
         ),
         .testTarget(
             name: "ModalStackServiceTests",

@@ -103,8 +103,8 @@ final class Eventually<Value: Sendable>: Sendable {
 
 /// The SQLite store, with every commit counted and, while the gate is closed, the next commit
 /// held until the test opens it.
-final class GatedStore: SessionStore {
-    private let base: SQLiteSessionStore
+final class GatedStore: ForwardingSessionStore {
+    let base: any SessionStore
     private let state = LockedValue((closed: false, commitSizes: [Int]()))
     private let entered = DispatchSemaphore(value: 0)
     private let opened = DispatchSemaphore(value: 0)
@@ -142,38 +142,6 @@ final class GatedStore: SessionStore {
         }
         try base.commit(writes)
     }
-
-    func session(id: String) throws(StoreError) -> Session? { try base.session(id: id) }
-
-    func dismissedPresentation(id: String, sessionID: String) throws(StoreError) -> Presentation? {
-        try base.dismissedPresentation(id: id, sessionID: sessionID)
-    }
-
-    func changes(sessionID: String, after version: Int64, eventLimit: Int) throws(StoreError) -> [SessionChange] {
-        try base.changes(sessionID: sessionID, after: version, eventLimit: eventLimit)
-    }
-
-    func change(sessionID: String, version: Int64) throws(StoreError) -> SessionChange? {
-        try base.change(sessionID: sessionID, version: version)
-    }
-
-    func sessionCount() throws(StoreError) -> Int { try base.sessionCount() }
-
-    func recentSessions(after cursor: SessionCursor?, limit: Int, at now: Timestamp) throws(StoreError) -> [Session] {
-        try base.recentSessions(after: cursor, limit: limit, at: now)
-    }
-
-    func expiredSessionIDs(at now: Timestamp, limit: Int) throws(StoreError) -> [String] {
-        try base.expiredSessionIDs(at: now, limit: limit)
-    }
-
-    func idempotentResponse(scope: String, key: String) throws(StoreError) -> StoredResponse? {
-        try base.idempotentResponse(scope: scope, key: key)
-    }
-
-    func checkHealth() throws(StoreError) { try base.checkHealth() }
-
-    func close() { base.close() }
 }
 
 /// Counts what the service reports about its commits.

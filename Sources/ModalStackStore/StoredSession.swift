@@ -1,15 +1,15 @@
 import ModalStackCore
-import ModalStackStore
 
-/// How sessions and presentations are written into rows: the core's JSON forms, compact.
-enum StoredSession {
-    static func encode(_ presentations: [Presentation]) -> String {
+/// How sessions and presentations are written into rows: the core's JSON forms, compact. Every
+/// engine stores them this way, so a row means the same in each.
+public enum StoredSession {
+    public static func encode(_ presentations: [Presentation]) -> String {
         var writer = JSONWriter(capacity: 1024)
         writer.write(presentations)
         return String(decoding: writer.bytes, as: UTF8.self)
     }
 
-    static func decodeList(_ text: String) throws(StoreError) -> [Presentation] {
+    public static func decodeList(_ text: String) throws(StoreError) -> [Presentation] {
         guard let elements = try parse(text).arrayValue else {
             throw StoreError(.corrupt, "a stored list of presentations is not an array")
         }
@@ -21,11 +21,11 @@ enum StoredSession {
         return presentations
     }
 
-    static func decodeOne(_ text: String) throws(StoreError) -> Presentation {
+    public static func decodeOne(_ text: String) throws(StoreError) -> Presentation {
         try decode(try parse(text))
     }
 
-    static func decodeChange(_ text: String, sessionID: String) throws(StoreError) -> SessionChange {
+    public static func decodeChange(_ text: String, sessionID: String) throws(StoreError) -> SessionChange {
         let json = try parse(text)
         do {
             return try SessionChange(sessionID: sessionID, json: json)
@@ -34,11 +34,11 @@ enum StoredSession {
         }
     }
 
-    static func encodeHeaders(_ headers: [String: String]) -> String {
+    public static func encodeHeaders(_ headers: [String: String]) -> String {
         JSONValue.object(JSONObject(headers.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value)) })).jsonText
     }
 
-    static func decodeHeaders(_ text: String) throws(StoreError) -> [String: String] {
+    public static func decodeHeaders(_ text: String) throws(StoreError) -> [String: String] {
         guard let object = try parse(text).objectValue else {
             throw StoreError(.corrupt, "stored headers are not an object")
         }

@@ -1,0 +1,139 @@
+import CLibPQ
+import Glibc
+
+/// One libpq connection. A connection serves one thread at a time: the pool hands it to one
+/// caller, which gives it back when done; that is why it may cross threads (`@unchecked Sendable`).
+final class PostgresConnection: @unchecked Sendable {
+    let handle: OpaquePointer
+    /// How many statements succeeded on this connection: the pool sees from it whether a call
+    /// that failed had done anything at all.
+    private(set) var succeeded = 0
+
+    /// Connects with a libpq connection string or `postgresql://` URL.
+    init(_ connectionString: String) throws(PostgresError) {
+        guard let handle = PQconnectdb(connectionString) else {
+            throw PostgresError(sqlState: nil, message: "libpq could not allocate a connection", connectionBroken: true)
+        }
+        guard PQstatus(handle) == CONNECTION_OK else {
+            let error = PostgresError(result: nil, connection: handle)
+            PQfinish(handle)
+            throw error
+        }
+        self.handle = handle
+        // Notices (a NOTICE from CREATE … IF NOT EXISTS, say) are not for the server's log.
+        PQsetNoticeProcessor(handle, { _, _ in }, nil)
+    }
+
+    deinit { PQfinish(handle) }
+
+    /// Whether the connection still works as far as libpq knows (it learns of a loss on use).
+    var isUsable: Bool { PQstatus(handle) == CONNECTION_OK && PQtransactionStatus(handle) == PQTRANS_IDLE }
+
+    /// Runs one statement with text parameters (`$1`, `$2`, … ; nil is NULL) and returns its rows.
+    @discardableResult
+    func execute(_ sql: String, _ parameters: [String?]) throws(PostgresError) -> PostgresRows {
+        var copies: [UnsafeMutablePointer<CChar>?] = parameters.map { $0.map { strdup($0) } ?? nil }
+        defer { for copy in copies { free(copy) } }
+        let result = copies.withUnsafeMutableBufferPointer { buffer in
+            buffer.withMemoryRebound(to: UnsafePointer<CChar>?.self) { values in
+                PQexecParams(handle, sql, Int32(values.count), nil, values.baseAddress, nil, nil, 0)
+            }
+        }
+        let rows = try PostgresRows(result, connection: handle)
+        succeeded += 1
+        return rows
+    }
+
+    /// Runs `sql`, which may hold several statements without parameters (a migration, say).
+    @discardableResult
+    func execute(_ sql: String) throws(PostgresError) -> PostgresRows {
+        let rows = try PostgresRows(PQexec(handle, sql), connection: handle)
+        succeeded += 1
+        return rows
+    }
+
+    /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
+    func transaction<Result>(_ body: () throws(PostgresError) -> Result) throws(PostgresError) -> Result {
+        try execute("BEGIN")
+        let result: Result
+        do {
+            result = try body()
+        } catch {
+            if !error.connectionBroken { _ = try? execute("ROLLBACK") }
+            throw error
+        }
+        try execute("COMMIT")
+        return result
+    }
+}
+
+/// A statement's rows, copied out of libpq's result (which is freed at once), as text or NULL.
+struct PostgresRows {
+    let columns: Int
+    let rows: [[String?]]
+    /// How many rows the statement changed (`PQcmdTuples`), 0 for a query.
+    let affected: Int
+
+    init(_ result: OpaquePointer?, connection: OpaquePointer) throws(PostgresError) {
+        defer { PQclear(result) }
+        guard let result else { throw PostgresError(result: nil, connection: connection) }
+        let status = PQresultStatus(result)
+        guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else {
+            throw PostgresError(result: result, connection: connection)
+        }
+        columns = Int(PQnfields(result))
+        affected = Int(String(cString: PQcmdTuples(result))) ?? 0
+        var rows: [[String?]] = []
+        let count = PQntuples(result)
+        rows.reserveCapacity(Int(count))
+        for row in 0..<count {
+            rows.append(
+                (0..<Int32(columns)).map { column in
+                    PQgetisnull(result, row, column) == 1 ? nil : String(cString: PQgetvalue(result, row, column))
+                })
+        }
+        self.rows = rows
+    }
+
+    /// The first row's first value, if any.
+    var scalar: String? { rows.first?.first ?? nil }
+}
+
+/// `bytea` in PostgreSQL's hex text form (`\x0a1b…`), both ways.
+enum PostgresBytes {
+    static func encode(_ bytes: [UInt8]) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var text: [UInt8] = [UInt8(ascii: "\\"), UInt8(ascii: "x")]
+        text.reserveCapacity(2 + bytes.count * 2)
+        for byte in bytes {
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 0xF)])
+        }
+        return String(decoding: text, as: UTF8.self)
+    }
+
+    static func decode(_ text: String) -> [UInt8]? {
+        let utf8 = Array(text.utf8)
+        guard utf8.count >= 2, utf8[0] == UInt8(ascii: "\\"), utf8[1] == UInt8(ascii: "x"), utf8.count % 2 == 0 else {
+            return nil
+        }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity((utf8.count - 2) / 2)
+        var index = 2
+        while index < utf8.count {
+            guard let high = nibble(utf8[index]), let low = nibble(utf8[index + 1]) else { return nil }
+            bytes.append(high << 4 | low)
+            index += 2
+        }
+        return bytes
+    }
+
+    private static func nibble(_ digit: UInt8) -> UInt8? {
+        switch digit {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+}

@@ -1,0 +1,48 @@
+import ModalStackCore
+import ModalStackStore
+
+/// A store that wraps another: every call it does not implement itself goes to `base`. For a
+/// test's store that counts, holds or fails some calls, or keeps something alive with the store.
+public protocol ForwardingSessionStore: SessionStore {
+    var base: any SessionStore { get }
+}
+
+extension ForwardingSessionStore {
+    public func session(id: String) throws(StoreError) -> Session? { try base.session(id: id) }
+
+    public func dismissedPresentation(id: String, sessionID: String) throws(StoreError) -> Presentation? {
+        try base.dismissedPresentation(id: id, sessionID: sessionID)
+    }
+
+    public func changes(sessionID: String, after version: Int64, eventLimit: Int) throws(StoreError)
+        -> [SessionChange]
+    {
+        try base.changes(sessionID: sessionID, after: version, eventLimit: eventLimit)
+    }
+
+    public func change(sessionID: String, version: Int64) throws(StoreError) -> SessionChange? {
+        try base.change(sessionID: sessionID, version: version)
+    }
+
+    public func recentSessions(after cursor: SessionCursor?, limit: Int, at now: Timestamp) throws(StoreError)
+        -> [Session]
+    {
+        try base.recentSessions(after: cursor, limit: limit, at: now)
+    }
+
+    public func sessionCount() throws(StoreError) -> Int { try base.sessionCount() }
+
+    public func expiredSessionIDs(at now: Timestamp, limit: Int) throws(StoreError) -> [String] {
+        try base.expiredSessionIDs(at: now, limit: limit)
+    }
+
+    public func idempotentResponse(scope: String, key: String) throws(StoreError) -> StoredResponse? {
+        try base.idempotentResponse(scope: scope, key: key)
+    }
+
+    public func commit(_ writes: [SessionWrite]) throws(StoreError) { try base.commit(writes) }
+
+    public func checkHealth() throws(StoreError) { try base.checkHealth() }
+
+    public func close() { base.close() }
+}

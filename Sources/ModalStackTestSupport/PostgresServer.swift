@@ -1,0 +1,287 @@
+import Foundation
+import Locking
+
+/// A throwaway PostgreSQL server for tests: its own cluster in a short temp directory, on a free
+/// port of 127.0.0.1 and a unix socket in that directory, tuned for speed (no fsync: the data is
+/// thrown away). `initdb` and the server refuse to run as root, so as root they run as the
+/// `postgres` user through `runuser`. ``stop()`` (or `deinit`) stops it and removes the directory;
+/// a watchdog in a session of its own does the same if the test process dies first (SIGKILL, Ctrl-C).
+public final class PostgresServer: @unchecked Sendable {
+    /// Where `initdb`, `pg_ctl` and `createdb` are: `MODALSTACK_POSTGRES_BIN`, or the newest
+    /// `/usr/lib/postgresql/*/bin` (Debian's layout); nil when PostgreSQL is not installed.
+    public static let binDirectory: String? = {
+        if let path = ProcessInfo.processInfo.environment["MODALSTACK_POSTGRES_BIN"] { return path }
+        let root = "/usr/lib/postgresql"
+        let versions = (try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []
+        return
+            versions
+            .filter { FileManager.default.isExecutableFile(atPath: "\(root)/\($0)/bin/initdb") }
+            .max { (Int($0) ?? 0) < (Int($1) ?? 0) }
+            .map { "\(root)/\($0)/bin" }
+    }()
+
+    /// Why servers cannot be started here, or nil when they can: what a skipped test says.
+    public static let unavailableReason: String? = {
+        guard let binDirectory else {
+            return "PostgreSQL is not installed (no /usr/lib/postgresql/*/bin/initdb; Debian: postgresql)"
+        }
+        for tool in ["initdb", "pg_ctl", "createdb"]
+        where !FileManager.default.isExecutableFile(atPath: "\(binDirectory)/\(tool)") {
+            return "\(binDirectory)/\(tool) is missing"
+        }
+        if getuid() == 0 && getpwnam("postgres") == nil {
+            return "running as root without a postgres user to run the server as"
+        }
+        return nil
+    }()
+
+    /// Whether ``shared()`` and ``init()`` can start a server on this machine.
+    public static var isAvailable: Bool { unavailableReason == nil }
+
+    private static let sharedServer = LockedValue<PostgresServer?>(nil)
+
+    /// One server for the whole test process, started on first use: a test takes a database of
+    /// its own with ``createDatabase(_:)`` (tens of milliseconds) instead of a cluster (about a second).
+    public static func shared() throws -> PostgresServer {
+        try sharedServer.withLock { server throws -> PostgresServer in
+            if let server { return server }
+            let started = try PostgresServer()
+            server = started
+            return started
+        }
+    }
+
+    /// The cluster's directory: the data directory, the log and the socket are in it.
+    public let directory: String
+    /// The directory of the unix socket (`host=` in a connection string).
+    public var socketDirectory: String { directory }
+    public let port: UInt16
+    private let stopped = LockedValue(false)
+    private let databaseCounter = LockedValue(0)
+    private let watchdog: pid_t?
+    /// Whether the tools run as the postgres user (this process is root).
+    private let asPostgres: Bool
+
+    /// Creates, starts and waits for a new cluster; throws with the tools' output when that fails.
+    public init() throws {
+        if let reason = Self.unavailableReason { throw PostgresServerError(reason) }
+        // Short, under /tmp: a unix socket's path is limited to 107 bytes.
+        var template = Array("/tmp/mspg-XXXXXX".utf8CString)
+        guard let made = mkdtemp(&template) else { throw PostgresServerError("mkdtemp failed: errno \(errno)") }
+        directory = String(cString: made)
+        var owner: (uid: uid_t, gid: gid_t)?
+        if getuid() == 0, let user = getpwnam("postgres") {
+            owner = (user.pointee.pw_uid, user.pointee.pw_gid)
+            chown(directory, user.pointee.pw_uid, user.pointee.pw_gid)
+        }
+        var lastError: (any Error)?
+        var startedPort: UInt16?
+        do {
+            try Self.run(
+                "initdb",
+                [
+                    "-D", "\(directory)/data", "-U", "postgres", "-A", "trust", "-E", "UTF8", "--locale=C.UTF-8",
+                    "--no-sync",
+                ],
+                asPostgres: owner != nil)
+            let settings = """
+
+                # ModalStack tests: the data is thrown away, so nothing is synced.
+                fsync = off
+                synchronous_commit = off
+                full_page_writes = off
+                wal_level = minimal
+                max_wal_senders = 0
+                listen_addresses = '127.0.0.1'
+                unix_socket_directories = '\(directory)'
+                max_connections = 200
+
+                """
+            let configuration = try FileHandle(forWritingTo: URL(fileURLWithPath: "\(directory)/data/postgresql.conf"))
+            configuration.seekToEndOfFile()
+            configuration.write(Data(settings.utf8))
+            try configuration.close()
+            // Another process may take the free port before the server binds it: try a few.
+            for _ in 0..<3 where startedPort == nil {
+                let port = try Self.freePort()
+                do {
+                    try Self.run(
+                        "pg_ctl",
+                        [
+                            "-D", "\(directory)/data", "-l", "\(directory)/server.log", "-w", "-t", "30",
+                            "-o", "-p \(port)", "start",
+                        ], asPostgres: owner != nil)
+                    startedPort = port
+                } catch {
+                    lastError = error
+                }
+            }
+        } catch {
+            lastError = error
+        }
+        guard let startedPort else {
+            try? FileManager.default.removeItem(atPath: directory)
+            throw lastError ?? PostgresServerError("the server did not start")
+        }
+        port = startedPort
+        asPostgres = owner != nil
+        watchdog = Self.startWatchdog(directory: directory, asPostgres: owner != nil)
+    }
+
+    deinit { stop() }
+
+    /// Stops the server (`pg_ctl -m fast stop`) and removes its directory; later calls do nothing.
+    public func stop() {
+        let wasStopped = stopped.withLock { stopped in
+            defer { stopped = true }
+            return stopped
+        }
+        guard !wasStopped else { return }
+        try? stopServer()
+        if let watchdog {
+            kill(watchdog, SIGKILL)
+            waitpid(watchdog, nil, 0)
+        }
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    /// Stops the server and keeps its directory: for a test of a database that went away.
+    public func stopServer() throws {
+        try Self.run("pg_ctl", ["-D", "\(directory)/data", "-m", "fast", "-w", "stop"], asPostgres: asPostgres)
+    }
+
+    /// Starts the server again after ``stopServer()``, on the same port and socket.
+    public func startServer() throws {
+        try Self.run(
+            "pg_ctl",
+            [
+                "-D", "\(directory)/data", "-l", "\(directory)/server.log", "-w", "-t", "30", "-o", "-p \(port)",
+                "start",
+            ],
+            asPostgres: asPostgres)
+    }
+
+    /// Creates a new, empty database and returns its name: `prefix` and a counter.
+    public func createDatabase(_ prefix: String = "test") throws -> String {
+        let number = databaseCounter.withLock { counter in
+            counter += 1
+            return counter
+        }
+        let name = "\(prefix)_\(number)"
+        try Self.run(
+            "createdb", ["-h", socketDirectory, "-p", String(port), "-U", "postgres", "-T", "template0", name],
+            asPostgres: false)
+        return name
+    }
+
+    /// A libpq connection string for `database` over the unix socket.
+    public func connectionString(database: String) -> String {
+        "host=\(socketDirectory) port=\(port) user=postgres dbname=\(database)"
+    }
+
+    /// A `postgresql://` URL for `database` over TCP on 127.0.0.1.
+    public func url(database: String) -> String {
+        "postgresql://postgres@127.0.0.1:\(port)/\(database)"
+    }
+
+    /// The server's log so far, for a failing test's message.
+    public func log() -> String {
+        (try? String(contentsOfFile: "\(directory)/server.log", encoding: .utf8)) ?? ""
+    }
+
+    /// Runs one of the PostgreSQL tools to its end; throws with its output unless it exits 0.
+    private static func run(_ tool: String, _ arguments: [String], asPostgres: Bool) throws {
+        guard let binDirectory else { throw PostgresServerError("PostgreSQL is not installed") }
+        let command =
+            asPostgres
+            ? ["/usr/sbin/runuser", "-u", "postgres", "--", "\(binDirectory)/\(tool)"] + arguments
+            : ["\(binDirectory)/\(tool)"] + arguments
+        // Into a file, not a pipe: the server that `pg_ctl` starts would hold a pipe open until it stops.
+        var template = Array("/tmp/mspg-output-XXXXXX".utf8CString)
+        let descriptor = mkstemp(&template)
+        guard descriptor >= 0 else { throw PostgresServerError("mkstemp failed: errno \(errno)") }
+        let outputPath = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        defer {
+            close(descriptor)
+            unlink(outputPath)
+        }
+        let status = try spawnAndWait(command, output: descriptor)
+        guard status == 0 else {
+            let text = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+            throw PostgresServerError("\(tool) \(arguments.joined(separator: " ")) failed (\(status)):\n\(text)")
+        }
+    }
+
+    /// posix_spawn and waitpid, run from /tmp (a directory the postgres user can enter), standard
+    /// input from /dev/null and both outputs into `output`. Not Foundation's Process: its exit
+    /// monitoring was seen to miss a child's exit here, leaving `isRunning` true for a zombie.
+    private static func spawnAndWait(_ command: [String], output: Int32) throws -> Int32 {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_adddup2(&actions, output, 1)
+        posix_spawn_file_actions_adddup2(&actions, output, 2)
+        // env -C: from a directory the postgres user can enter.
+        let arguments: [UnsafeMutablePointer<CChar>?] =
+            (["/usr/bin/env", "-C", "/tmp"] + command).map { strdup($0) } + [nil]
+        defer { for argument in arguments { free(argument) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, "/usr/bin/env", &actions, nil, arguments, environ)
+        guard spawned == 0 else { throw PostgresServerError("posix_spawn \(command[0]) failed: \(spawned)") }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 {
+            guard errno == EINTR else { throw PostgresServerError("waitpid failed: errno \(errno)") }
+        }
+        // WIFEXITED / WEXITSTATUS, which do not import.
+        return status & 0x7F == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
+    }
+
+    /// A port of 127.0.0.1 that nothing listens on right now.
+    private static func freePort() throws -> UInt16 {
+        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard socket >= 0 else { throw PostgresServerError("socket failed: errno \(errno)") }
+        defer { close(socket) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
+                bind(socket, address, length) == 0 && getsockname(socket, address, &length) == 0
+            }
+        }
+        guard bound else { throw PostgresServerError("bind failed: errno \(errno)") }
+        return UInt16(bigEndian: address.sin_port)
+    }
+
+    /// A shell in a session of its own (so Ctrl-C of the tests does not reach it) that waits for
+    /// this process to end, then stops the server and removes its directory.
+    private static func startWatchdog(directory: String, asPostgres: Bool) -> pid_t? {
+        guard let binDirectory else { return nil }
+        let runAs = asPostgres ? "/usr/sbin/runuser -u postgres -- " : ""
+        let script = """
+            while kill -0 \(getpid()) 2>/dev/null; do sleep 0.5; done
+            \(runAs)'\(binDirectory)/pg_ctl' -D '\(directory)/data' -m immediate -w stop
+            rm -rf '\(directory)'
+            """
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        for descriptor: Int32 in 0...2 {
+            posix_spawn_file_actions_addopen(&actions, descriptor, "/dev/null", O_RDWR, 0)
+        }
+        let command: [String] = ["/usr/bin/setsid", "/usr/bin/env", "-C", "/tmp", "/bin/sh", "-c", script]
+        let arguments: [UnsafeMutablePointer<CChar>?] = command.map { strdup($0) } + [nil]
+        defer { for argument in arguments { free(argument) } }
+        var pid: pid_t = 0
+        guard posix_spawn(&pid, "/usr/bin/setsid", &actions, nil, arguments, environ) == 0 else { return nil }
+        return pid
+    }
+}
+
+public struct PostgresServerError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}

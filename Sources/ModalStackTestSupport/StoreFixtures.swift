@@ -1,0 +1,57 @@
+import ModalStackCore
+import ModalStackStore
+
+/// Sessions, writes and dismissed presentations for the store tests of every engine.
+public enum StoreFixtures {
+    /// A session with `stackSize` presentations of varied content (payload numbers and text that
+    /// must read back exactly) and, when the stack has more than one, a queued one.
+    public static func session(_ id: String, version: Int64 = 1, stackSize: Int = 2) -> Session {
+        let contents: [ModalContent] = [
+            .sheet(SheetOptions(detents: [.medium], interactiveDismissDisabled: true)), .fullScreenCover,
+            .alert(
+                AlertContent(title: "Delete?", buttons: [AlertButton(id: "cancel", label: "Cancel", role: .cancel)])),
+        ]
+        let stack = (0..<stackSize).map { index in
+            Presentation(
+                id: "\(id)-p\(index)", destination: "dest\(index)", key: "key\(index)",
+                content: contents[index % contents.count],
+                payload: ["index": JSONValue(index), "big": .number("12345678901234567890"), "text": "héllo \"q\""],
+                locked: index == 0, requestedAt: Timestamp(millisecondsSinceEpoch: 1_790_000_000_000 + Int64(index)))
+        }
+        let queued = Presentation(
+            id: "\(id)-q", destination: "later", key: "later",
+            content: .progress(ProgressContent(message: "Wait", total: 3)),
+            state: .queued, requestedAt: Timestamp(millisecondsSinceEpoch: 1_790_000_000_100))
+        return Session(
+            id: id, version: version, createdAt: Timestamp(millisecondsSinceEpoch: 1_790_000_000_000),
+            updatedAt: Timestamp(millisecondsSinceEpoch: 1_790_000_000_500), stack: stack,
+            queue: stackSize > 1 ? [queued] : [])
+    }
+
+    /// A write of `session` as a change of its version: one dismissed event per retired
+    /// presentation, then an update.
+    public static func save(_ session: Session, retired: [Presentation] = [], response: StoredResponse? = nil)
+        -> SessionWrite
+    {
+        .save(
+            SessionUpdate(
+                session: session, retired: retired, change: change(of: session, retired: retired), response: response))
+    }
+
+    /// The change that ``save(_:retired:response:)`` logs for `session`.
+    public static func change(of session: Session, retired: [Presentation] = []) -> SessionChange {
+        SessionChange(
+            sessionID: session.id, version: session.version, at: session.updatedAt,
+            events: retired.map { SessionEvent(.dismissed, presentation: $0) } + [SessionEvent(.updated)],
+            stackIDs: session.stack.map(\.id))
+    }
+
+    /// `presentation` as it is kept once dismissed at `milliseconds`, with a result.
+    public static func dismissed(_ presentation: Presentation, at milliseconds: Int64) -> Presentation {
+        var retired = presentation
+        retired.state = .dismissed
+        retired.dismissedAt = Timestamp(millisecondsSinceEpoch: milliseconds)
+        retired.result = ["buttonId": "cancel"]
+        return retired
+    }
+}

@@ -1,0 +1,146 @@
+import ModalStackStore
+import ModalStackTestSupport
+import Testing
+
+@testable import ModalStackPostgres
+
+/// What only the PostgreSQL engine does: the schema's bookkeeping, refusals and connection
+/// failures. What every engine promises is in ModalStackStoreContractTests.
+@Suite(
+    "PostgreSQL session store",
+    .enabled(if: PostgresServer.isAvailable, Comment(rawValue: PostgresServer.unavailableReason ?? ""))
+)
+struct PostgresSessionStoreTests {
+    private func newDatabase() throws -> String {
+        let server = try PostgresServer.shared()
+        return server.connectionString(database: try server.createDatabase("engine"))
+    }
+
+    @Test("a new database is migrated once, even by several stores starting together")
+    func migratesOnce() async throws {
+        let database = try newDatabase()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<4 {
+                group.addTask {
+                    let store = try PostgresSessionStore(connectionString: database, poolSize: 1)
+                    try store.checkHealth()
+                    store.close()
+                }
+            }
+            try await group.waitForAll()
+        }
+        let connection = try PostgresConnection(database)
+        let versions = try connection.execute("SELECT version FROM modalstack_schema ORDER BY version").rows
+        #expect(versions.map { $0[0] } == (1...PostgresSchema.currentVersion).map { String($0) })
+        // Opening it again changes nothing.
+        _ = try PostgresSessionStore(connectionString: database)
+        #expect(
+            try connection.execute("SELECT count(*) FROM modalstack_schema").scalar
+                == "\(PostgresSchema.currentVersion)")
+    }
+
+    @Test("a database with another application's tables is refused and left untouched")
+    func foreignDatabase() throws {
+        let database = try newDatabase()
+        let connection = try PostgresConnection(database)
+        try connection.execute("CREATE TABLE notes (x integer); INSERT INTO notes VALUES (1)")
+        let error = #expect(throws: StoreError.self) { try PostgresSessionStore(connectionString: database) }
+        #expect(error?.kind == .corrupt)
+        #expect(error?.message.contains("notes") == true)
+        let tables = try connection.execute(
+            "SELECT relname FROM pg_class WHERE relnamespace = current_schema()::regnamespace AND relkind = 'r'"
+        ).rows
+        #expect(tables.map { $0[0] } == ["notes"])
+    }
+
+    @Test("a schema newer than this build is refused")
+    func newerSchema() throws {
+        let database = try newDatabase()
+        _ = try PostgresSessionStore(connectionString: database)
+        let connection = try PostgresConnection(database)
+        try connection.execute("INSERT INTO modalstack_schema (version) VALUES (\(PostgresSchema.currentVersion + 1))")
+        let error = #expect(throws: StoreError.self) { try PostgresSessionStore(connectionString: database) }
+        #expect(error?.kind == .corrupt)
+    }
+
+    @Test("no server at the address: unavailable, and the message keeps the password out")
+    func connectionRefused() throws {
+        let error = #expect(throws: StoreError.self) {
+            try PostgresSessionStore(connectionString: "postgresql://someone:secret@127.0.0.1:1/nothing")
+        }
+        #expect(error?.kind == .unavailable)
+        #expect(error?.message.contains("secret") == false)
+        #expect(
+            PostgresSessionStore.displayName("postgresql://u:pw@h:5/d") == "postgresql://u@h:5/d")
+        #expect(PostgresSessionStore.displayName("host=h password=pw dbname=d") == "host=h dbname=d")
+    }
+
+    @Test("the server stopped: calls fail as unavailable; started again: the same store goes on")
+    func serverRestart() throws {
+        let server = try PostgresServer()
+        let database = server.connectionString(database: try server.createDatabase("restart"))
+        let store = try PostgresSessionStore(connectionString: database, poolSize: 2)
+        let session = StoreFixtures.session("s")
+        try store.commit([StoreFixtures.save(session)])
+        try server.stopServer()
+        for error in [
+            #expect(throws: StoreError.self) { try store.session(id: "s") },
+            #expect(throws: StoreError.self) { try store.commit([StoreFixtures.save(StoreFixtures.session("t"))]) },
+            #expect(throws: StoreError.self) { try store.checkHealth() },
+        ] {
+            #expect(error?.kind == .unavailable, "\(String(describing: error))")
+        }
+        try server.startServer()
+        // No call fails for connections that broke while idle: they are replaced on use.
+        try store.checkHealth()
+        #expect(try store.session(id: "s") == session)
+        try store.commit([StoreFixtures.save(StoreFixtures.session("t"))])
+        #expect(try store.sessionCount() == 2)
+    }
+
+    @Test("idle connections that broke are replaced without failing the call")
+    func brokenIdleConnections() throws {
+        let database = try newDatabase()
+        let store = try PostgresSessionStore(connectionString: database, poolSize: 2)
+        try store.commit([StoreFixtures.save(StoreFixtures.session("s"))])
+        // Every other connection to this database is ended by the server, as a failover would.
+        let admin = try PostgresConnection(database)
+        try admin.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
+        #expect(try store.session(id: "s") != nil)
+        try store.commit([StoreFixtures.save(StoreFixtures.session("t"))])
+    }
+
+    @Test("durability sets synchronous_commit on every connection of the pool", arguments: Durability.allCases)
+    func durability(_ durability: Durability) throws {
+        let store = try PostgresSessionStore(connectionString: try newDatabase(), durability: durability)
+        #expect(try store.setting("synchronous_commit") == (durability == .full ? "on" : "off"))
+    }
+
+    @Test("SQLSTATEs map to what a client can do")
+    func errorKinds() {
+        func kind(_ state: String?, broken: Bool = false) -> StoreError.Kind {
+            PostgresSessionStore.storeError(
+                PostgresError(sqlState: state, message: "m", connectionBroken: broken), database: "d"
+            ).kind
+        }
+        #expect(kind("53100") == .full)
+        #expect(kind("08006") == .unavailable)
+        #expect(kind("57P01") == .unavailable)
+        #expect(kind("53300") == .unavailable)
+        #expect(kind("40001") == .unavailable)
+        #expect(kind("25006") == .unavailable)
+        #expect(kind(nil, broken: true) == .unavailable)
+        #expect(kind("23505") == .failed)
+        #expect(kind("P0001") == .failed)
+    }
+
+    @Test("bytea hex text round-trips every byte")
+    func bytes() {
+        let all = (0...255).map { UInt8($0) }
+        #expect(PostgresBytes.decode(PostgresBytes.encode(all)) == all)
+        #expect(PostgresBytes.decode(PostgresBytes.encode([])) == [])
+        #expect(PostgresBytes.decode("xyz") == nil)
+    }
+}

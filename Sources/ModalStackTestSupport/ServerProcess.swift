@@ -65,7 +65,7 @@ public final class ServerProcess: @unchecked Sendable {
         let pipe = Pipe()
         process.standardError = pipe
         if let standardOutputPath {
-            FileManager.default.createFile(atPath: standardOutputPath, contents: nil)
+            _ = FileManager.default.createFile(atPath: standardOutputPath, contents: nil)
             let output = try FileHandle(forWritingTo: URL(fileURLWithPath: standardOutputPath))
             output.seekToEndOfFile()
             process.standardOutput = output

@@ -29,7 +29,9 @@ private typealias Check = @Sendable (JSONValue) throws -> (encoded: JSONValue, e
 
 private func data(_ value: JSONValue) throws -> Data { try JSONEncoder().encode(value) }
 
-private func roundTrip<T: Codable>(_ type: T.Type, expect: @escaping @Sendable (T) throws -> Void = { _ in }) -> Check {
+private func roundTrip<T: Codable & SendableMetatype>(
+    _ type: T.Type, expect: @escaping @Sendable (T) throws -> Void = { _ in }
+) -> Check {
     { value in
         let decoded = try ModalStackJSON.makeDecoder().decode(T.self, from: data(value))
         try expect(decoded)

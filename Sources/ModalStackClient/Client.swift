@@ -417,7 +417,8 @@ extension ModalStackClient {
         }
     }
 
-    private func urlRequest(for call: Call) async throws -> URLRequest {
+    /// The request for `call`: its URL under ``baseURL`` (whose path it keeps), headers and credential.
+    func urlRequest(for call: Call) async throws -> URLRequest {
         var components = URLComponents(url: baseURL, resolvingAgainstBaseURL: false) ?? URLComponents()
         components.percentEncodedPath = components.percentEncodedPath.trimmingSuffix("/") + call.path
         if !call.query.isEmpty { components.queryItems = call.query }
@@ -436,7 +437,7 @@ extension ModalStackClient {
     }
 
     /// The credential to send now.
-    func bearer() async throws -> String? {
+    private func bearer() async throws -> String? {
         switch credential {
         case .none: return nil
         case .apiKey(let key): return key
@@ -473,7 +474,8 @@ extension ModalStackClient {
         return ceiling * Double.random(in: 0.5...1)
     }
 
-    private static func refusal(status: Int, data: Data, response: HTTPURLResponse) -> any Error {
+    /// The error for a refused request: its ``ModalStackError``, or ``UnexpectedResponse`` without a problem.
+    static func refusal(status: Int, data: Data, response: HTTPURLResponse) -> any Error {
         let contentType = response.value(forHTTPHeaderField: "Content-Type")
         if contentType?.hasPrefix("application/problem+json") == true,
             let problem = try? ModalStackJSON.makeDecoder().decode(Problem.self, from: data)

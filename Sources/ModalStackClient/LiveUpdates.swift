@@ -163,12 +163,12 @@ private final class SessionFollower {
         defer { connection.close() }
         var parser = ServerSentEventParser()
         var delivered = false
-        var refusal: (status: Int, body: Data)?
+        var refusal: (response: HTTPURLResponse, body: Data)?
         for try await chunk in connection.chunks {
             switch chunk {
             case .response(let response):
                 guard response.statusCode == 200 else {
-                    refusal = (response.statusCode, Data())
+                    refusal = (response, Data())
                     continue
                 }
                 guard response.value(forHTTPHeaderField: "Content-Type")?.hasPrefix("text/event-stream") == true else {
@@ -192,7 +192,7 @@ private final class SessionFollower {
             }
         }
         if let refusal {
-            try refused(status: refusal.status, body: refusal.body)
+            try refused(refusal.response, body: refusal.body)
             return
         }
         if !delivered {
@@ -203,25 +203,18 @@ private final class SessionFollower {
     }
 
     private func streamRequest(resumingAfter version: Int64?) async throws -> URLRequest {
-        guard let url = URL(string: client.sessionPath(sessionID) + "/events/stream", relativeTo: client.baseURL)
-        else { throw URLError(.badURL) }
-        var request = URLRequest(url: url.absoluteURL)
-        request.setValue("text/event-stream", forHTTPHeaderField: "Accept")
-        if let version { request.setValue(String(version), forHTTPHeaderField: "Last-Event-ID") }
-        if let bearer = try await client.bearer() {
-            request.setValue("Bearer \(bearer)", forHTTPHeaderField: "Authorization")
-        }
-        return request
+        var call = ModalStackClient.Call(.get, client.sessionPath(sessionID) + "/events/stream")
+        call.headers["Accept"] = "text/event-stream"
+        call.headers["Last-Event-ID"] = version.map(String.init)
+        return try await client.urlRequest(for: call)
     }
 
-    /// A stream refused with `status`: returns to try again at once with a new token after a first
+    /// A stream refused with `response`: returns to try again at once with a new token after a first
     /// `401` with a token provider; else throws the refusal.
-    private func refused(status: Int, body: Data) throws {
-        guard let problem = try? ModalStackJSON.makeDecoder().decode(Problem.self, from: body) else {
-            throw UnexpectedResponse(status: status, contentType: nil, body: body.prefix(4096))
-        }
-        let error = ModalStackError(problem)
-        guard case .unauthorized = error, case .tokenProvider = client.credential, !refreshedToken, let request
+    private func refused(_ response: HTTPURLResponse, body: Data) throws {
+        let error = ModalStackClient.refusal(status: response.statusCode, data: body, response: response)
+        guard case .unauthorized = error as? ModalStackError, case .tokenProvider = client.credential, !refreshedToken,
+            let request
         else { throw error }
         refreshedToken = true
         client.dropToken(sentIn: request)

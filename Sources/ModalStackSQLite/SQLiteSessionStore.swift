@@ -64,34 +64,21 @@ public final class SQLiteSessionStore: SessionStore {
     }
 
     public func session(id: String) throws(StoreError) -> Session? {
-        let row: (version: Int64, createdAt: Int64, updatedAt: Int64, stack: String, queue: String, ttl: Int64)?
+        let row: SessionRow?
         row = try read { connection throws(SQLiteError) in
             let statement = try connection.statement(
-                "SELECT version, created_at, updated_at, stack, queue, ttl FROM sessions WHERE id = ?")
+                "SELECT id, version, created_at, updated_at, stack, queue, ttl FROM sessions WHERE id = ?")
             try statement.bind([.text(id)])
             defer { statement.reset() }
-            guard try statement.step() else { return nil }
-            return (
-                statement.integer(at: 0), statement.integer(at: 1), statement.integer(at: 2),
-                statement.text(at: 3), statement.text(at: 4), statement.integer(at: 5)
-            )
+            return try statement.step() ? SessionRow(statement) : nil
         }
-        guard let row else { return nil }
-        return Session(
-            id: id, version: row.version,
-            createdAt: Timestamp(millisecondsSinceEpoch: row.createdAt),
-            updatedAt: Timestamp(millisecondsSinceEpoch: row.updatedAt),
-            stack: try StoredSession.decodeList(row.stack),
-            queue: try StoredSession.decodeList(row.queue), ttlSeconds: row.ttl)
+        return try row?.session()
     }
 
     public func recentSessions(after cursor: SessionCursor?, limit: Int, at now: Timestamp) throws(StoreError)
         -> [Session]
     {
-        typealias Row = (
-            id: String, version: Int64, createdAt: Int64, updatedAt: Int64, stack: String, queue: String, ttl: Int64
-        )
-        let rows: [Row] = try read { connection throws(SQLiteError) in
+        let rows: [SessionRow] = try read { connection throws(SQLiteError) in
             // The index orders by the minute; SQLite sorts each minute's rows by the rest of the key.
             let statement = try connection.statement(
                 """
@@ -105,24 +92,11 @@ public final class SQLiteSessionStore: SessionStore {
                 .integer(now.millisecondsSinceEpoch), .integer(Int64(limit)),
             ])
             defer { statement.reset() }
-            var rows: [Row] = []
-            while try statement.step() {
-                rows.append(
-                    (
-                        statement.text(at: 0), statement.integer(at: 1), statement.integer(at: 2),
-                        statement.integer(at: 3), statement.text(at: 4), statement.text(at: 5),
-                        statement.integer(at: 6)
-                    ))
-            }
+            var rows: [SessionRow] = []
+            while try statement.step() { rows.append(SessionRow(statement)) }
             return rows
         }
-        return try rows.map { row throws(StoreError) in
-            Session(
-                id: row.id, version: row.version, createdAt: Timestamp(millisecondsSinceEpoch: row.createdAt),
-                updatedAt: Timestamp(millisecondsSinceEpoch: row.updatedAt),
-                stack: try StoredSession.decodeList(row.stack), queue: try StoredSession.decodeList(row.queue),
-                ttlSeconds: row.ttl)
-        }
+        return try rows.map { row throws(StoreError) in try row.session() }
     }
 
     public func sessionCount() throws(StoreError) -> Int {
@@ -453,5 +427,34 @@ public final class SQLiteSessionStore: SessionStore {
         default:
             return StoreError(.failed, "database \(path): \(error)")
         }
+    }
+}
+
+/// A `sessions` row as read by `SELECT id, version, created_at, updated_at, stack, queue, ttl`,
+/// copied out of the statement on the reader's lock and decoded after it.
+private struct SessionRow: Sendable {
+    let id: String
+    let version: Int64
+    let createdAt: Int64
+    let updatedAt: Int64
+    let stack: String
+    let queue: String
+    let ttl: Int64
+
+    init(_ statement: SQLiteStatement) {
+        id = statement.text(at: 0)
+        version = statement.integer(at: 1)
+        createdAt = statement.integer(at: 2)
+        updatedAt = statement.integer(at: 3)
+        stack = statement.text(at: 4)
+        queue = statement.text(at: 5)
+        ttl = statement.integer(at: 6)
+    }
+
+    func session() throws(StoreError) -> Session {
+        Session(
+            id: id, version: version, createdAt: Timestamp(millisecondsSinceEpoch: createdAt),
+            updatedAt: Timestamp(millisecondsSinceEpoch: updatedAt), stack: try StoredSession.decodeList(stack),
+            queue: try StoredSession.decodeList(queue), ttlSeconds: ttl)
     }
 }

@@ -32,8 +32,9 @@ extension Trait where Self == RunningServer {
     static func server(_ arguments: [String]) -> Self { RunningServer(arguments: arguments) }
 }
 
-/// Polls `condition` every 10 ms until it holds (true) or `timeout` has passed (false).
-func eventually(
+/// Polls `condition` every 10 ms until it holds (true) or `timeout` has passed (false); on the
+/// caller's actor, so a main-actor test may poll its model.
+nonisolated(nonsending) func eventually(
     timeout: Duration = .seconds(5), _ condition: () async throws -> Bool
 ) async throws -> Bool {
     let deadline = ContinuousClock.now + timeout

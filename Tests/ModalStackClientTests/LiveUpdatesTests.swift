@@ -31,13 +31,8 @@ private final class Recording: Sendable {
     var error: (any Error)? { seen.withLock { $0.error } }
 
     /// Waits until `condition` holds of what was seen, five seconds at most.
-    func wait(timeout: Duration = .seconds(5), until condition: (Recording) -> Bool) async -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while !condition(self) {
-            if ContinuousClock.now > deadline { return false }
-            try? await Task.sleep(for: .milliseconds(5))
-        }
-        return true
+    func wait(timeout: Duration = .seconds(5), until condition: (Recording) -> Bool) async throws -> Bool {
+        try await eventually(timeout: timeout) { condition(self) }
     }
 
     func stop() async {
@@ -73,7 +68,7 @@ struct LiveUpdatesTests {
         let writer = client(of: server)
         _ = try await writer.createSession("order")
         let recording = Recording(client(of: server, quick), "order")
-        #expect(await recording.wait { $0.versions == [1] })
+        #expect(try await recording.wait { $0.versions == [1] })
 
         var served: [Int64: Session] = [:]
         for index in 0..<10 {
@@ -88,7 +83,7 @@ struct LiveUpdatesTests {
         let dismissed = try await writer.dismiss(DismissRequest(.count(3)), in: "order")
         served[dismissed.session.version] = dismissed.session
 
-        #expect(await recording.wait { $0.versions.last == 13 })
+        #expect(try await recording.wait { $0.versions.last == 13 })
         #expect(recording.versions == Array(1...13))
         for session in recording.sessions.dropFirst() { #expect(session == served[session.version]) }
         await recording.stop()
@@ -100,7 +95,7 @@ struct LiveUpdatesTests {
         let writer = client(of: server)
         try await present(2, in: "restart", with: writer)
         let recording = Recording(client(of: server, quick), "restart")
-        #expect(await recording.wait { $0.versions == [4] })
+        #expect(try await recording.wait { $0.versions == [4] })
 
         // The changes are made while the client cannot connect: on another port, killed again after.
         let port = server.port
@@ -108,7 +103,7 @@ struct LiveUpdatesTests {
         try await present(3, in: "restart", with: client(of: server))
         try server.restart(signal: SIGKILL, port: port)
 
-        #expect(await recording.wait { $0.versions.last == 10 })
+        #expect(try await recording.wait { $0.versions.last == 10 })
         #expect(recording.versions == Array(4...10))
         #expect(recording.statuses.contains { if case .connecting(resumingAfter: .some) = $0 { true } else { false } })
         #expect(recording.sessions.last == (try await writer.session("restart")))
@@ -124,10 +119,10 @@ struct LiveUpdatesTests {
         try await present(3, in: "pruned", with: writer)
 
         let recording = Recording(client(of: server, quick), "pruned", resumingFrom: first)
-        #expect(await recording.wait { $0.versions == [7] })
+        #expect(try await recording.wait { $0.versions == [7] })
         #expect(recording.sessions.first == (try await writer.session("pruned")))
         try await present(1, in: "pruned", with: writer)
-        #expect(await recording.wait { $0.versions == [7, 8, 9] })
+        #expect(try await recording.wait { $0.versions == [7, 8, 9] })
         await recording.stop()
     }
 
@@ -138,7 +133,7 @@ struct LiveUpdatesTests {
         let first = try await writer.createSession("kept")
         try await present(2, in: "kept", with: writer)
         let recording = Recording(client(of: server, quick), "kept", resumingFrom: first)
-        #expect(await recording.wait { $0.versions == [2, 3, 4, 5] })
+        #expect(try await recording.wait { $0.versions == [2, 3, 4, 5] })
         await recording.stop()
     }
 
@@ -148,16 +143,16 @@ struct LiveUpdatesTests {
         let writer = client(of: server)
         _ = try await writer.createSession("paused")
         let recording = Recording(client(of: server, quick), "paused")
-        #expect(await recording.wait { $0.versions == [1] })
+        #expect(try await recording.wait { $0.versions == [1] })
 
         server.send(SIGSTOP)
-        let noticed = await recording.wait(timeout: .seconds(10)) {
+        let noticed = try await recording.wait(timeout: .seconds(10)) {
             $0.statuses.contains { if case .reconnecting = $0 { true } else { false } }
         }
         server.send(SIGCONT)
         #expect(noticed)
         try await present(1, in: "paused", with: writer)
-        #expect(await recording.wait(timeout: .seconds(10)) { $0.versions == [1, 2, 3] })
+        #expect(try await recording.wait(timeout: .seconds(10)) { $0.versions == [1, 2, 3] })
         #expect(recording.statuses.last == .streaming)
         await recording.stop()
     }
@@ -171,9 +166,9 @@ struct LiveUpdatesTests {
         configuration.liveUpdates = .longPoll
         configuration.longPollWait = 1
         let recording = Recording(client(of: server, configuration), "polled")
-        #expect(await recording.wait { $0.versions == [1] })
+        #expect(try await recording.wait { $0.versions == [1] })
         try await present(2, in: "polled", with: writer)
-        #expect(await recording.wait { $0.versions.last == 5 })
+        #expect(try await recording.wait { $0.versions.last == 5 })
         #expect(
             recording.versions == recording.versions.sorted()
                 && Set(recording.versions).count == recording.versions.count)
@@ -193,9 +188,9 @@ struct LiveUpdatesTests {
         configuration.longPollWait = 1
         let recording = Recording(
             ModalStackClient(baseURL: proxy.url, configuration: configuration), "fallback")
-        #expect(await recording.wait { $0.versions == [1] })
+        #expect(try await recording.wait { $0.versions == [1] })
         try await present(1, in: "fallback", with: writer)
-        #expect(await recording.wait { $0.versions.last == 3 })
+        #expect(try await recording.wait { $0.versions.last == 3 })
         #expect(recording.statuses.contains(.polling))
         #expect(recording.statuses.filter { if case .connecting = $0 { true } else { false } }.count == 1)
         await recording.stop()
@@ -207,13 +202,13 @@ struct LiveUpdatesTests {
         let writer = client(of: server)
         _ = try await writer.createSession("gone")
         let recording = Recording(client(of: server, quick), "gone")
-        #expect(await recording.wait { $0.versions == [1] })
+        #expect(try await recording.wait { $0.versions == [1] })
         try await writer.deleteSession("gone")
-        #expect(await recording.wait { $0.error != nil })
+        #expect(try await recording.wait { $0.error != nil })
         #expect(recording.error as? LiveUpdateError == .sessionDeleted)
 
         let unknown = Recording(client(of: server, quick), "never-made")
-        #expect(await unknown.wait { $0.error != nil })
+        #expect(try await unknown.wait { $0.error != nil })
         guard case .sessionNotFound = unknown.error as? ModalStackError else {
             Issue.record("ended with \(String(describing: unknown.error))")
             return
@@ -240,11 +235,11 @@ struct LiveUpdatesTests {
                 return try await admin.token(for: "token", ttl: 1).token
             }, configuration: configuration)
         let recording = Recording(app, "token")
-        #expect(await recording.wait { $0.versions == [1] })
+        #expect(try await recording.wait { $0.versions == [1] })
 
-        #expect(await recording.wait { _ in minted.withLock { $0 } >= 2 })
+        #expect(try await recording.wait { _ in minted.withLock { $0 } >= 2 })
         try await present(1, in: "token", with: admin)
-        #expect(await recording.wait { $0.versions.suffix(2) == [2, 3] })
+        #expect(try await recording.wait { $0.versions.suffix(2) == [2, 3] })
         #expect(recording.versions == [1, 2, 3] && recording.error == nil)
         await recording.stop()
 
@@ -252,7 +247,7 @@ struct LiveUpdatesTests {
             baseURL: admin.baseURL, credential: .token(try await admin.token(for: "token", ttl: 1).token),
             configuration: configuration)
         let ending = Recording(fixed, "token")
-        #expect(await ending.wait { $0.error != nil })
+        #expect(try await ending.wait { $0.error != nil })
         #expect(ending.error as? LiveUpdateError == .tokenExpired)
     }
 }

@@ -156,28 +156,18 @@ struct SessionModelTests {
         let alert = try await client.present(deleteAlert, in: "follow").presentation
         let model = ModalStackSession(sessionID: "follow", client: client)
         let following = Task { await model.follow() }
-        #expect(await poll { model.alert?.id == alert.id })
+        #expect(try await eventually { model.alert?.id == alert.id })
 
         let queued = try await client.present(sheet("paywall"), in: "follow").presentation
-        #expect(await poll { model.queue.map(\.id) == [queued.id] })
+        #expect(try await eventually { model.queue.map(\.id) == [queued.id] })
         _ = try await client.dismiss(DismissRequest(result: .object(["buttonId": .string("keep")])), in: "follow")
-        #expect(await poll { model.levels.map(\.id) == [queued.id] && model.alert == nil && model.queue.isEmpty })
+        #expect(
+            try await eventually { model.levels.map(\.id) == [queued.id] && model.alert == nil && model.queue.isEmpty })
 
         try await client.deleteSession("follow")
         await following.value
         #expect(model.state == nil)
     }
-}
-
-/// Polls `condition` on the main actor until it holds or five seconds pass.
-@MainActor
-func poll(_ condition: () -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + .seconds(5)
-    while !condition() {
-        if ContinuousClock.now > deadline { return false }
-        try? await Task.sleep(for: .milliseconds(5))
-    }
-    return true
 }
 
 @Suite("The session listing, against the real server")

@@ -5,7 +5,7 @@ FROM swift:6.3.1-bookworm AS build
 # Debian 12 is a stable release: its security updates should flow in, so versions are not pinned.
 # hadolint ignore=DL3008
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends libmicrohttpd-dev libsqlite3-dev libssl-dev pkg-config \
+    && apt-get install -y --no-install-recommends libmicrohttpd-dev libsqlite3-dev libssl-dev libpq-dev pkg-config \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY Package.swift openapi.yaml ./
@@ -17,11 +17,11 @@ COPY Tests ./Tests
 RUN swift build -c release --product modalstack --static-swift-stdlib \
     && install -D --strip .build/release/modalstack /out/modalstack
 
-# Run: slim Debian 12 with only the two C runtime libraries, as a non-root user.
+# Run: slim Debian 12 with only the C runtime libraries, as a non-root user.
 FROM debian:bookworm-slim
 # hadolint ignore=DL3008
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends libmicrohttpd12 libsqlite3-0 libssl3 \
+    && apt-get install -y --no-install-recommends libmicrohttpd12 libsqlite3-0 libssl3 libpq5 \
     && rm -rf /var/lib/apt/lists/* \
     && groupadd --system --gid 10001 modalstack \
     && useradd --system --uid 10001 --gid 10001 --home-dir /var/lib/modalstack --create-home modalstack \

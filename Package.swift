@@ -71,7 +71,7 @@ var package = Package(
         ),
         .executableTarget(
             name: "modalstack",
-            dependencies: ["ModalStackAPI", "ModalStackStore", "ModalStackSQLite", "Timekeeping"]
+            dependencies: ["ModalStackAPI", "ModalStackStore", "ModalStackSQLite", "ModalStackPostgres", "Timekeeping"]
         ),
         .target(name: "ModalStackClient"),
         // For the test targets only: no product and no other target depends on it.
@@ -95,13 +95,16 @@ var package = Package(
         ),
         .testTarget(
             name: "ModalStackPostgresTests",
-            dependencies: ["ModalStackPostgres", "ModalStackStore", "ModalStackTestSupport"]
+            dependencies: [
+                "ModalStackPostgres", "ModalStackStore", "ModalStackCore", "ModalStackTestSupport", "Locking",
+                "Timekeeping",
+            ]
         ),
         .testTarget(
             name: "ModalStackServiceTests",
             dependencies: [
-                "ModalStackService", "ModalStackSQLite", "ModalStackStore", "ModalStackCore", "ModalStackTestSupport",
-                "Locking",
+                "ModalStackService", "ModalStackSQLite", "ModalStackPostgres", "ModalStackStore", "ModalStackCore",
+                "ModalStackTestSupport", "Locking",
             ]
         ),
         .testTarget(

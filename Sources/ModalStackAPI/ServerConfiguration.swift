@@ -7,6 +7,11 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var host = "0.0.0.0"
     public var port: UInt16 = 8080
     public var databasePath = "./data/modalstack.sqlite"
+    /// A PostgreSQL connection URL or libpq string: when set, sessions live there, not in the
+    /// SQLite file. Never printed (it may hold a password).
+    public var databaseURL: String?
+    /// How many connections to PostgreSQL reads use at most.
+    public var databasePoolSize = 8
     public var catalogPath: String?
     public var maxDepth = SessionRules.defaultMaxDepth
     public var queueSize = SessionRules.defaultQueueSize
@@ -15,8 +20,8 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var maxDatabaseBytes = 0
     public var requireIfMatch = false
     public var maxWaitSeconds = 30
-    public var eventLogSize = StoreDefaults.eventLogSize
-    public var idempotencyLifetimeSeconds = Int(StoreDefaults.idempotencyLifetimeMilliseconds / 1000)
+    public var eventLogSize = RetentionPolicy.standard.eventLogSize
+    public var idempotencyLifetimeSeconds = Int(RetentionPolicy.standard.idempotencyLifetimeMilliseconds / 1000)
     public var heartbeatSeconds = 15
     public var sessionTTLSeconds = Int(SessionRules.defaultSessionTTLSeconds)
     /// Keys that authorize `/v1` requests; none means the API is open. Never logged or printed.
@@ -53,6 +58,13 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var maxBodyBytes = 64 * 1024
 
     public init() {}
+
+    /// What the store keeps of each session's past, and for how long.
+    public var retention: RetentionPolicy {
+        RetentionPolicy(
+            eventLogSize: eventLogSize, dismissedPresentationsKept: RetentionPolicy.standard.dismissedPresentationsKept,
+            idempotencyLifetimeMilliseconds: Int64(idempotencyLifetimeSeconds) * 1000)
+    }
 
     /// Reads the command line (without the program name) over the environment.
     public static func parse(arguments: [String], environment: [String: String]) throws(ConfigurationError)
@@ -121,7 +133,7 @@ public struct ServerConfiguration: Sendable, Equatable {
 public struct ConfigurationError: Error, Sendable, CustomStringConvertible {
     public let description: String
 
-    init(_ description: String) {
+    public init(_ description: String) {
         self.description = description
     }
 }
@@ -251,13 +263,25 @@ private let settings: [Setting] = [
             return nil
         }),
     Setting(
-        flag: "db", valueName: "PATH", summary: "the database file; its directory is created",
+        flag: "db", valueName: "PATH", summary: "the SQLite database file; its directory is created",
         defaultValue: { $0.databasePath },
         assign: { configuration, text in
             guard !text.isEmpty else { return "expected a file path" }
             configuration.databasePath = text
             return nil
         }),
+    Setting(
+        flag: "database-url", valueName: "URL",
+        summary: "a PostgreSQL database (postgresql://user:password@host/name) instead of the SQLite file",
+        defaultValue: { $0.databaseURL == nil ? "none" : "set" },
+        assign: { configuration, text in
+            guard !text.isEmpty else { return "expected a postgresql:// URL or a libpq connection string" }
+            configuration.databaseURL = text
+            return nil
+        }),
+    .integer(
+        "database-pool-size", "connections to PostgreSQL for reads (commits and notifications use one more each)",
+        1...1000, \.databasePoolSize),
     .path(
         "catalog", "a JSON catalog of destinations; without one any destination and style is accepted", \.catalogPath),
     .integer("max-depth", "the most presentations one stack may hold", 1...64, \.maxDepth),
@@ -266,7 +290,7 @@ private let settings: [Setting] = [
         "durability", "MODE", "normal: a commit survives a crash of the process; full: it also survives power loss",
         \.durability),
     .integer(
-        "max-db-size", "a quota for the database in bytes (0: none); past it writes answer 507 and reads go on",
+        "max-db-size", "a quota for the SQLite database in bytes (0: none); past it writes answer 507 and reads go on",
         0...Int(Int32.max) * 4096, \.maxDatabaseBytes),
     .boolean("require-if-match", "refuse changes without If-Match (428)", \.requireIfMatch),
     .integer("max-wait", "the longest a long poll (Prefer: wait) is held, in seconds", 0...3600, \.maxWaitSeconds),

@@ -16,7 +16,7 @@ struct HTTPChanges: Sendable {
     ///   - idempotencyScope: where an `Idempotency-Key` is unique; the session by default.
     func submit(
         _ command: Command, onSession id: String, createIfMissing: Bool, request: HTTPRequest,
-        idempotencyScope: String? = nil, reply: HTTPReply, render: (CommandOutcome) -> HTTPResponse
+        idempotencyScope: String? = nil, reply: HTTPReply, render: @escaping @Sendable (CommandOutcome) -> HTTPResponse
     ) throws {
         let change = ChangeRequest(
             sessionID: id, command: command, createsSession: createIfMissing,

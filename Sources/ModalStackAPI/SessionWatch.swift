@@ -60,7 +60,7 @@ struct SessionWatch: Sendable {
         held.watch(
             service.notifier.subscribe(to: sessionID) { notification in
                 switch notification {
-                case .changed(let session, _) where !condition.matches(session.version, weakly: true): changed(session)
+                case .changed(let session) where !condition.matches(session.version, weakly: true): changed(session)
                 case .changed: break
                 case .deleted: held.answer(Problem.sessionNotFound(sessionID).response)
                 case .shutdown: held.answer(notModified(version, appliedWait: nil))

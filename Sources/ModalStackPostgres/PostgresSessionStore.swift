@@ -2,48 +2,46 @@ import ModalStackCore
 import ModalStackStore
 import Timekeeping
 
-/// The PostgreSQL session store over libpq: a pool of connections to one database, each call on
-/// one connection, each ``commit(_:)`` one transaction (group commit). The same semantics as the
-/// SQLite engine for one instance; what several instances on one database need (expected
-/// versions, notifications, a shared sweep) is not here yet.
+/// The PostgreSQL session store over libpq, for instances sharing one database: reads on a pool
+/// of connections, commits on a connection of their own (one transaction per group commit, each
+/// write checking the version it expects), and a listening connection that hears what other
+/// instances commit.
 public final class PostgresSessionStore: SessionStore {
-    /// How many dismissed presentations each session keeps readable; older ones are pruned.
-    public static let dismissedKeptPerSession = 64
-
     /// Where the store connects, with any password left out: for messages.
     public let displayName: String
-    private let eventLogSize: Int
-    private let idempotencyLifetimeMilliseconds: Int64
+    private let connectionString: String
+    private let retention: RetentionPolicy
     private let time: any TimeSource
-    private let pool: PostgresPool
+    private let readers: PostgresPool
+    private let writers: PostgresPool
+    private let changeNotifications = PostgresChangeNotifications()
 
     /// Connects to the database of `connectionString` (a libpq string or a `postgresql://` URL),
     /// creates or migrates the schema under an advisory lock (so instances starting together
     /// migrate once), and refuses a database holding another application's tables or a schema
     /// newer than this build, without writing to it.
     /// - Parameters:
-    ///   - poolSize: how many connections the store opens at most.
+    ///   - poolSize: how many connections reads use at most; commits and listening use one more each.
     ///   - durability: `.full` waits for the server to flush each commit to disk
     ///     (`synchronous_commit = on`); `.normal` does not (`off`): a crash of ModalStack loses
     ///     nothing, but a crash of the database server or its machine may lose the last commits
     ///     (at most about three times `wal_writer_delay`), never leaving the database inconsistent.
     public init(
         connectionString: String, poolSize: Int = 4, durability: Durability = .normal,
-        eventLogSize: Int = StoreDefaults.eventLogSize,
-        idempotencyLifetimeMilliseconds: Int64 = StoreDefaults.idempotencyLifetimeMilliseconds,
-        time: any TimeSource = SystemTime()
+        retention: RetentionPolicy = .standard, time: any TimeSource = SystemTime()
     ) throws(StoreError) {
-        displayName = Self.displayName(connectionString)
-        self.eventLogSize = eventLogSize
-        self.idempotencyLifetimeMilliseconds = idempotencyLifetimeMilliseconds
+        displayName = Self.withoutPassword(connectionString)
+        self.connectionString = connectionString
+        self.retention = retention
         self.time = time
-        pool = PostgresPool(
-            connectionString: connectionString, size: poolSize,
+        readers = PostgresPool(connectionString: connectionString, size: poolSize)
+        writers = PostgresPool(
+            connectionString: connectionString, size: 1,
             setup: "SET synchronous_commit = \(durability == .full ? "on" : "off")")
         let name = displayName
         let refusal: String?
         do {
-            refusal = try pool.withConnection { connection throws(PostgresError) in try Self.migrate(connection) }
+            refusal = try writers.withConnection { connection throws(PostgresError) in try Self.migrate(connection) }
         } catch {
             throw Self.storeError(error, database: name)
         }
@@ -124,7 +122,7 @@ public final class PostgresSessionStore: SessionStore {
     }
 
     public func idempotentResponse(scope: String, key: String) throws(StoreError) -> StoredResponse? {
-        let oldestKept = time.wallMilliseconds() - idempotencyLifetimeMilliseconds
+        let oldestKept = retention.oldestResponseKept(at: Timestamp(millisecondsSinceEpoch: time.wallMilliseconds()))
         let rows = try query(
             """
             SELECT fingerprint, status, headers, body, created_at FROM idempotent_responses
@@ -144,18 +142,54 @@ public final class PostgresSessionStore: SessionStore {
             createdAt: Timestamp(millisecondsSinceEpoch: createdAt))
     }
 
-    public func commit(_ writes: [SessionWrite]) throws(StoreError) {
-        guard !writes.isEmpty else { return }
-        let oldestResponseKept = time.wallMilliseconds() - idempotencyLifetimeMilliseconds
-        try use { connection throws(PostgresError) in
-            try connection.transaction { () throws(PostgresError) in
-                for write in writes {
-                    try apply(write, on: connection)
+    /// Instances share the database: what one holds in memory may be stale.
+    public var isShared: Bool { true }
+
+    @discardableResult
+    public func commit(_ writes: [SessionWrite]) throws(StoreError) -> Set<String> {
+        guard !writes.isEmpty else { return [] }
+        let oldestResponseKept = retention.oldestResponseKept(
+            at: Timestamp(millisecondsSinceEpoch: time.wallMilliseconds()))
+        // Each session's writes in their order, the sessions in id order: instances committing the
+        // same sessions lock their rows in the same order, so they never deadlock.
+        let sessions = Dictionary(grouping: writes, by: \.sessionID).sorted { $0.key < $1.key }
+        var superseded: Set<String> = []
+        try writer { connection throws(PostgresError) in
+            // A session found superseded after some of its writes ran is left out of a new try of
+            // the whole transaction; one found before any ran is simply skipped.
+            attempt: while true {
+                try connection.execute("BEGIN")
+                do throws(PostgresError) {
+                    var written: [String] = []
+                    for (id, writes) in sessions where !superseded.contains(id) {
+                        switch try apply(writes, on: connection, oldestResponseKept: oldestResponseKept) {
+                        case .applied: written.append(id)
+                        case .supersededBeforeWriting: superseded.insert(id)
+                        case .supersededAfterWriting:
+                            superseded.insert(id)
+                            try connection.execute("ROLLBACK")
+                            continue attempt
+                        }
+                    }
+                    try connection.execute(
+                        "DELETE FROM idempotent_responses WHERE created_at < $1", [String(oldestResponseKept)])
+                    for payload in changeNotifications.payloads(for: written) {
+                        try connection.execute(
+                            "SELECT pg_notify($1, $2)", [PostgresChangeNotifications.channel, payload])
+                    }
+                    try connection.execute("COMMIT")
+                    return
+                } catch {
+                    if !error.connectionBroken { _ = try? connection.execute("ROLLBACK") }
+                    throw error
                 }
-                try connection.execute(
-                    "DELETE FROM idempotent_responses WHERE created_at < $1", [String(oldestResponseKept)])
             }
         }
+        return superseded
+    }
+
+    public func observeOtherWriters(_ handler: @escaping @Sendable (String?) -> Void) {
+        changeNotifications.listen(connectionString: connectionString, handler)
     }
 
     public func checkHealth() throws(StoreError) {
@@ -167,85 +201,161 @@ public final class PostgresSessionStore: SessionStore {
         }
     }
 
-    /// A setting of the server as the store's connections see it (`SHOW name`), for tests.
+    /// A setting of the server as the store's commits see it (`SHOW name`), for tests.
     func setting(_ name: String) throws(StoreError) -> String? {
-        try query("SELECT current_setting($1)", [name]).scalar
-    }
-
-    /// Closes the pool's connections; the store then answers every call as unavailable.
-    public func close() {
-        pool.close()
-    }
-
-    private func apply(_ write: SessionWrite, on connection: PostgresConnection) throws(PostgresError) {
-        switch write {
-        case .save(let update):
-            let session = update.session
-            let expiresAt = session.expiresAt.millisecondsSinceEpoch
-            try connection.execute(
-                """
-                INSERT INTO sessions (id, version, created_at, updated_at, stack, queue, ttl, expires_at)
-                VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-                ON CONFLICT (id) DO UPDATE SET version = excluded.version, updated_at = excluded.updated_at,
-                    stack = excluded.stack, queue = excluded.queue, ttl = excluded.ttl, expires_at = excluded.expires_at
-                """,
-                [
-                    session.id, String(session.version), String(session.createdAt.millisecondsSinceEpoch),
-                    String(session.updatedAt.millisecondsSinceEpoch), StoredSession.encode(session.stack),
-                    StoredSession.encode(session.queue), String(session.ttlSeconds), String(expiresAt),
-                ])
-            try saveRetired(update.retired, of: session, on: connection)
-            try connection.execute(
-                """
-                INSERT INTO changes (session_id, version, record) VALUES ($1, $2, $3)
-                ON CONFLICT (session_id, version) DO UPDATE SET record = excluded.record
-                """,
-                [session.id, String(update.change.version), update.change.jsonText])
-            // A session's versions start at 1: until it passes the log's size, nothing is old enough.
-            let oldestKept = update.change.version - Int64(eventLogSize) + 1
-            if oldestKept > 1 {
-                try connection.execute(
-                    "DELETE FROM changes WHERE session_id = $1 AND version < $2", [session.id, String(oldestKept)])
-            }
-            if let response = update.response {
-                try connection.execute(
-                    """
-                    INSERT INTO idempotent_responses (scope, key, fingerprint, status, headers, body, created_at)
-                    VALUES ($1, $2, $3, $4, $5, $6, $7)
-                    ON CONFLICT (scope, key) DO UPDATE SET fingerprint = excluded.fingerprint,
-                        status = excluded.status, headers = excluded.headers, body = excluded.body,
-                        created_at = excluded.created_at
-                    """,
-                    [
-                        response.scope, response.key, PostgresBytes.encode(response.fingerprint),
-                        String(response.status), StoredSession.encodeHeaders(response.headers),
-                        PostgresBytes.encode(response.body), String(response.createdAt.millisecondsSinceEpoch),
-                    ])
-            }
-        case .delete(let sessionID):
-            for statement in [
-                "DELETE FROM sessions WHERE id = $1", "DELETE FROM dismissed_presentations WHERE session_id = $1",
-                "DELETE FROM changes WHERE session_id = $1", "DELETE FROM idempotent_responses WHERE scope = $1",
-            ] {
-                try connection.execute(statement, [sessionID])
-            }
+        try writer { connection throws(PostgresError) in
+            try connection.execute("SELECT current_setting($1)", [name]).scalar
         }
     }
 
-    /// Keeps what left the session readable: the newest `dismissedKeptPerSession` per session.
+    /// Stops listening and closes the pools' connections; the store then answers every call as unavailable.
+    public func close() {
+        changeNotifications.stop()
+        readers.close()
+        writers.close()
+    }
+
+    /// What became of one session's writes in a commit.
+    private enum SessionOutcome {
+        case applied
+        /// Another writer changed the session first; nothing of it was written.
+        case supersededBeforeWriting
+        /// Found after some of its writes ran: the transaction must be rolled back.
+        case supersededAfterWriting
+    }
+
+    /// One session's writes, in order, each checking the version it expects.
+    private func apply(_ writes: [SessionWrite], on connection: PostgresConnection, oldestResponseKept: Int64)
+        throws(PostgresError) -> SessionOutcome
+    {
+        for (index, write) in writes.enumerated() {
+            let superseded: SessionOutcome = index == 0 ? .supersededBeforeWriting : .supersededAfterWriting
+            switch write {
+            case .save(let update):
+                guard try save(update, on: connection) else { return superseded }
+                try saveRetired(update.retired, of: update.session, on: connection)
+                if let response = update.response, try !store(response, on: connection, oldestKept: oldestResponseKept)
+                {
+                    // Another instance answered the same key first (a retry that landed there).
+                    return .supersededAfterWriting
+                }
+            case .delete(let id, let expected):
+                guard try delete(id, expectedVersion: expected, skipLocked: false, on: connection) else {
+                    return superseded
+                }
+            case .expire(let id, let version):
+                guard try delete(id, expectedVersion: version, skipLocked: true, on: connection) else {
+                    return superseded
+                }
+            }
+        }
+        return .applied
+    }
+
+    /// Writes the session's new version, logs its change and prunes the log, in one statement,
+    /// if the session is at the version before (absent, for version 1). Returns whether it was.
+    private func save(_ update: SessionUpdate, on connection: PostgresConnection) throws(PostgresError) -> Bool {
+        let session = update.session
+        let saved = try connection.execute(
+            """
+            WITH saved AS (
+                INSERT INTO sessions AS s (id, version, created_at, updated_at, stack, queue, ttl, expires_at)
+                VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+                ON CONFLICT (id) DO UPDATE SET version = excluded.version, updated_at = excluded.updated_at,
+                    stack = excluded.stack, queue = excluded.queue, ttl = excluded.ttl, expires_at = excluded.expires_at
+                WHERE s.version = excluded.version - 1
+                RETURNING 1
+            ), logged AS (
+                INSERT INTO changes (session_id, version, record) SELECT $1, $2, $9 FROM saved
+                ON CONFLICT (session_id, version) DO UPDATE SET record = excluded.record
+            ), pruned AS (
+                DELETE FROM changes WHERE session_id = $1 AND version < $10 AND EXISTS (SELECT 1 FROM saved)
+            )
+            SELECT count(*) FROM saved
+            """,
+            [
+                session.id, String(session.version), String(session.createdAt.millisecondsSinceEpoch),
+                String(session.updatedAt.millisecondsSinceEpoch), StoredSession.encode(session.stack),
+                StoredSession.encode(session.queue), String(session.ttlSeconds),
+                String(session.expiresAt.millisecondsSinceEpoch), update.change.jsonText,
+                retention.oldestChangeKept(whenLogging: update.change.version).map { String($0) },
+            ]
+        ).scalar
+        return saved == "1"
+    }
+
+    /// Keeps a response for its idempotency key, unless the key holds one still replayed.
+    private func store(_ response: StoredResponse, on connection: PostgresConnection, oldestKept: Int64)
+        throws(PostgresError) -> Bool
+    {
+        try connection.execute(
+            """
+            INSERT INTO idempotent_responses AS r (scope, key, fingerprint, status, headers, body, created_at)
+            VALUES ($1, $2, $3, $4, $5, $6, $7)
+            ON CONFLICT (scope, key) DO UPDATE SET fingerprint = excluded.fingerprint,
+                status = excluded.status, headers = excluded.headers, body = excluded.body,
+                created_at = excluded.created_at
+            WHERE r.created_at < $8
+            """,
+            [
+                response.scope, response.key, PostgresBytes.encode(response.fingerprint),
+                String(response.status), StoredSession.encodeHeaders(response.headers),
+                PostgresBytes.encode(response.body), String(response.createdAt.millisecondsSinceEpoch),
+                String(oldestKept),
+            ]
+        ).affected == 1
+    }
+
+    /// Removes the session and what it owns, in one statement, if it is at `expectedVersion` (nil:
+    /// if it exists at all, or not). With `skipLocked`, a session another transaction holds is
+    /// left alone. Returns whether the session was as expected.
+    private func delete(_ id: String, expectedVersion: Int64?, skipLocked: Bool, on connection: PostgresConnection)
+        throws(PostgresError) -> Bool
+    {
+        let owned = try connection.execute(
+            skipLocked ? Self.deleteSkippingLocked : Self.delete, [id, expectedVersion.map { String($0) }]
+        ).scalar
+        return owned == "1"
+    }
+
+    private static let delete = deleteStatement(lock: "FOR UPDATE")
+    private static let deleteSkippingLocked = deleteStatement(lock: "FOR UPDATE SKIP LOCKED")
+
+    private static func deleteStatement(lock: String) -> String {
+        """
+        WITH gone AS (
+            DELETE FROM sessions WHERE id = (
+                SELECT id FROM sessions WHERE id = $1 AND ($2::bigint IS NULL OR version = $2) \(lock))
+            RETURNING 1
+        ), owned AS (
+            SELECT 1 WHERE $2::bigint IS NULL OR EXISTS (SELECT 1 FROM gone)
+        ), changes_gone AS (
+            DELETE FROM changes WHERE session_id = $1 AND EXISTS (SELECT 1 FROM owned)
+        ), dismissed_gone AS (
+            DELETE FROM dismissed_presentations WHERE session_id = $1 AND EXISTS (SELECT 1 FROM owned)
+        ), responses_gone AS (
+            DELETE FROM idempotent_responses WHERE scope = $1 AND EXISTS (SELECT 1 FROM owned)
+        )
+        SELECT count(*) FROM owned
+        """
+    }
+
+    /// Keeps what left the session readable: the newest the retention policy keeps per session.
     private func saveRetired(_ retired: [Presentation], of session: Session, on connection: PostgresConnection)
         throws(PostgresError)
     {
         guard !retired.isEmpty else { return }
         for (offset, presentation) in retired.enumerated() {
-            // Ordered by the version that retired them, then by their order in that change.
-            let sequence = session.version << 16 + Int64(offset)
             try connection.execute(
                 """
                 INSERT INTO dismissed_presentations (session_id, id, sequence, document) VALUES ($1, $2, $3, $4)
                 ON CONFLICT (session_id, id) DO UPDATE SET sequence = excluded.sequence, document = excluded.document
                 """,
-                [session.id, presentation.id, String(sequence), presentation.jsonText])
+                [
+                    session.id, presentation.id,
+                    String(StoredSession.retiredSequence(version: session.version, offset: offset)),
+                    presentation.jsonText,
+                ])
         }
         try connection.execute(
             """
@@ -253,17 +363,24 @@ public final class PostgresSessionStore: SessionStore {
                 (SELECT sequence FROM dismissed_presentations WHERE session_id = $1
                  ORDER BY sequence DESC LIMIT 1 OFFSET $2)
             """,
-            [session.id, String(Self.dismissedKeptPerSession - 1)])
+            [session.id, String(retention.dismissedPresentationsKept - 1)])
     }
 
-    /// Runs one statement on a connection of the pool, outside any transaction.
+    /// Runs one statement on a reader connection, outside any transaction.
     private func query(_ sql: String, _ parameters: [String?]) throws(StoreError) -> PostgresRows {
-        try use { connection throws(PostgresError) in try connection.execute(sql, parameters) }
+        try use(readers) { connection throws(PostgresError) in try connection.execute(sql, parameters) }
     }
 
-    /// Runs `body` on a connection of the pool, turning libpq errors into store errors.
-    private func use<Result>(_ body: (PostgresConnection) throws(PostgresError) -> Result) throws(StoreError)
+    /// Runs `body` on the writer connection, which commits never share with reads.
+    private func writer<Result>(_ body: (PostgresConnection) throws(PostgresError) -> Result) throws(StoreError)
         -> Result
+    {
+        try use(writers, body)
+    }
+
+    /// Runs `body` on a connection of `pool`, turning libpq errors into store errors.
+    private func use<Result>(_ pool: PostgresPool, _ body: (PostgresConnection) throws(PostgresError) -> Result)
+        throws(StoreError) -> Result
     {
         do {
             return try pool.withConnection(body)
@@ -279,10 +396,8 @@ public final class PostgresSessionStore: SessionStore {
         else {
             throw StoreError(.corrupt, "a stored session is not in the expected form")
         }
-        return Session(
-            id: id, version: version, createdAt: Timestamp(millisecondsSinceEpoch: createdAt),
-            updatedAt: Timestamp(millisecondsSinceEpoch: updatedAt), stack: try StoredSession.decodeList(stack),
-            queue: try StoredSession.decodeList(queue), ttlSeconds: ttl)
+        return try StoredSession.session(
+            id: id, version: version, createdAt: createdAt, updatedAt: updatedAt, stack: stack, queue: queue, ttl: ttl)
     }
 
     /// Creates or brings the schema to `PostgresSchema.currentVersion`, each step in its own
@@ -350,7 +465,7 @@ public final class PostgresSessionStore: SessionStore {
     }
 
     /// The connection string without its password, for messages.
-    static func displayName(_ connectionString: String) -> String {
+    public static func withoutPassword(_ connectionString: String) -> String {
         for scheme in ["postgresql://", "postgres://"] where connectionString.hasPrefix(scheme) {
             // postgresql://user:secret@host/db → postgresql://user@host/db
             let rest = connectionString.dropFirst(scheme.count)

@@ -8,12 +8,8 @@ import Timekeeping
 /// The SQLite session store: one writer connection and one reader connection over a WAL
 /// database, so reads never wait for a commit.
 public final class SQLiteSessionStore: SessionStore {
-    /// How many dismissed presentations each session keeps readable; older ones are pruned.
-    public static let dismissedKeptPerSession = 64
-
     public let path: String
-    private let eventLogSize: Int
-    private let idempotencyLifetimeMilliseconds: Int64
+    private let retention: RetentionPolicy
     private let time: any TimeSource
     /// Nil once the store is closed.
     private let writer: LockedValue<SQLiteConnection?>
@@ -23,14 +19,12 @@ public final class SQLiteSessionStore: SessionStore {
     /// Opens the database at `path`, creating and migrating it when new. Refuses a file that is
     /// not a ModalStack database or is newer than this build, and never writes to such a file.
     public init(
-        path: String, durability: Durability = .normal, eventLogSize: Int = StoreDefaults.eventLogSize,
-        idempotencyLifetimeMilliseconds: Int64 = StoreDefaults.idempotencyLifetimeMilliseconds,
+        path: String, durability: Durability = .normal, retention: RetentionPolicy = .standard,
         maxSizeBytes: Int64? = nil, busyTimeoutMilliseconds: Int32 = 5000, time: any TimeSource = SystemTime()
     ) throws(StoreError) {
         self.path = path
         self.time = time
-        self.eventLogSize = eventLogSize
-        self.idempotencyLifetimeMilliseconds = idempotencyLifetimeMilliseconds
+        self.retention = retention
         let writer: SQLiteConnection
         let reader: SQLiteConnection
         let checkpointer: WALCheckpointer
@@ -62,6 +56,9 @@ public final class SQLiteSessionStore: SessionStore {
         self.reader = LockedValue(reader)
         self.checkpointer = checkpointer
     }
+
+    /// One process owns the file: the working set in memory is the truth.
+    public var isShared: Bool { false }
 
     public func session(id: String) throws(StoreError) -> Session? {
         let row: SessionRow?
@@ -166,7 +163,7 @@ public final class SQLiteSessionStore: SessionStore {
     }
 
     public func idempotentResponse(scope: String, key: String) throws(StoreError) -> StoredResponse? {
-        let oldestKept = time.wallMilliseconds() - idempotencyLifetimeMilliseconds
+        let oldestKept = retention.oldestResponseKept(at: Timestamp(millisecondsSinceEpoch: time.wallMilliseconds()))
         let row: (fingerprint: [UInt8], status: Int64, headers: String, body: [UInt8], createdAt: Int64)?
         row = try read { connection throws(SQLiteError) in
             let statement = try connection.statement(
@@ -189,19 +186,26 @@ public final class SQLiteSessionStore: SessionStore {
             createdAt: Timestamp(millisecondsSinceEpoch: row.createdAt))
     }
 
-    public func commit(_ writes: [SessionWrite]) throws(StoreError) {
-        guard !writes.isEmpty else { return }
+    /// The writes' expected versions are not checked: the service that owns the file decided
+    /// each change on the latest state, and no other process writes to it.
+    @discardableResult
+    public func commit(_ writes: [SessionWrite]) throws(StoreError) -> Set<String> {
+        guard !writes.isEmpty else { return [] }
+        let now = Timestamp(millisecondsSinceEpoch: time.wallMilliseconds())
         try write { connection throws(SQLiteError) in
             try connection.writeTransaction { () throws(SQLiteError) in
                 for write in writes {
                     try apply(write, on: connection)
                 }
                 try connection.statement("DELETE FROM idempotent_responses WHERE created_at < ?")
-                    .run([.integer(time.wallMilliseconds() - idempotencyLifetimeMilliseconds)])
+                    .run([.integer(retention.oldestResponseKept(at: now))])
             }
             if checkpointer.writerShouldCheckpoint { checkpointer.writerCheckpoint(connection) }
         }
+        return []
     }
+
+    public func observeOtherWriters(_ handler: @escaping @Sendable (String?) -> Void) {}
 
     public func checkHealth() throws(StoreError) {
         try write { connection throws(SQLiteError) in
@@ -232,9 +236,7 @@ public final class SQLiteSessionStore: SessionStore {
             try saveRetired(update.retired, of: session, on: connection)
             try connection.statement("INSERT OR REPLACE INTO changes (session_id, version, record) VALUES (?, ?, ?)")
                 .run([.text(session.id), .integer(update.change.version), .text(update.change.jsonText)])
-            // A session's versions start at 1: until it passes the log's size, nothing is old enough.
-            let oldestKept = update.change.version - Int64(eventLogSize) + 1
-            if oldestKept > 1 {
+            if let oldestKept = retention.oldestChangeKept(whenLogging: update.change.version) {
                 try connection.statement("DELETE FROM changes WHERE session_id = ? AND version < ?")
                     .run([.text(session.id), .integer(oldestKept)])
             }
@@ -251,7 +253,7 @@ public final class SQLiteSessionStore: SessionStore {
                     .integer(response.createdAt.millisecondsSinceEpoch),
                 ])
             }
-        case .delete(let sessionID):
+        case .delete(let sessionID, _), .expire(let sessionID, _):
             for statement: StaticString in [
                 "DELETE FROM sessions WHERE id = ?", "DELETE FROM dismissed_presentations WHERE session_id = ?",
                 "DELETE FROM changes WHERE session_id = ?", "DELETE FROM idempotent_responses WHERE scope = ?",
@@ -292,7 +294,7 @@ public final class SQLiteSessionStore: SessionStore {
         ).run(values)
     }
 
-    /// Keeps what left the session readable: the newest `dismissedKeptPerSession` per session.
+    /// Keeps what left the session readable: the newest the retention policy keeps per session.
     private func saveRetired(_ retired: [Presentation], of session: Session, on connection: SQLiteConnection)
         throws(SQLiteError)
     {
@@ -301,7 +303,7 @@ public final class SQLiteSessionStore: SessionStore {
             "INSERT OR REPLACE INTO dismissed_presentations (session_id, id, sequence, document) VALUES (?, ?, ?, ?)")
         for (offset, presentation) in retired.enumerated() {
             // Ordered by the version that retired them, then by their order in that change.
-            let sequence = session.version << 16 + Int64(offset)
+            let sequence = StoredSession.retiredSequence(version: session.version, offset: offset)
             try insert.run([
                 .text(session.id), .text(presentation.id), .integer(sequence), .text(presentation.jsonText),
             ])
@@ -312,7 +314,7 @@ public final class SQLiteSessionStore: SessionStore {
                 (SELECT sequence FROM dismissed_presentations WHERE session_id = ?1
                  ORDER BY sequence DESC LIMIT 1 OFFSET ?2)
             """
-        ).run([.text(session.id), .integer(Int64(Self.dismissedKeptPerSession - 1))])
+        ).run([.text(session.id), .integer(Int64(retention.dismissedPresentationsKept - 1))])
     }
 
     /// Checkpoints the WAL into the database file and closes both connections; the store then
@@ -452,9 +454,7 @@ private struct SessionRow: Sendable {
     }
 
     func session() throws(StoreError) -> Session {
-        Session(
-            id: id, version: version, createdAt: Timestamp(millisecondsSinceEpoch: createdAt),
-            updatedAt: Timestamp(millisecondsSinceEpoch: updatedAt), stack: try StoredSession.decodeList(stack),
-            queue: try StoredSession.decodeList(queue), ttlSeconds: ttl)
+        try StoredSession.session(
+            id: id, version: version, createdAt: createdAt, updatedAt: updatedAt, stack: stack, queue: queue, ttl: ttl)
     }
 }

@@ -7,7 +7,8 @@ public final class SessionNotifier: Sendable {
     public init() {}
 
     public enum Notification: Sendable {
-        case changed(Session, SessionChange)
+        /// Committed here, or by another instance on the same database.
+        case changed(Session)
         case deleted(sessionID: String)
         /// The server is stopping: long polls answer now, streams end.
         case shutdown
@@ -53,7 +54,7 @@ public final class SessionNotifier: Sendable {
     public func publish(_ notification: Notification) {
         let listeners = state.withLock { state in
             switch notification {
-            case .changed(let session, _): Array((state.listeners[session.id] ?? [:]).values)
+            case .changed(let session): Array((state.listeners[session.id] ?? [:]).values)
             case .deleted(let id): Array((state.listeners[id] ?? [:]).values)
             case .shutdown: state.listeners.values.flatMap(\.values)
             }
@@ -62,6 +63,14 @@ public final class SessionNotifier: Sendable {
             listener(notification)
         }
     }
+
+    /// Whether anyone watches the session.
+    public func isWatched(_ sessionID: String) -> Bool {
+        state.withLock { $0.listeners[sessionID] != nil }
+    }
+
+    /// The sessions someone watches.
+    public var watchedSessionIDs: [String] { state.withLock { Array($0.listeners.keys) } }
 
     /// How many watchers are registered.
     public var watcherCount: Int { state.withLock { $0.count } }

@@ -15,6 +15,10 @@ import Timekeeping
 /// in `full` durability), then answers them all. No caller waits for a commit: completions run
 /// on the committing thread. Reads see committed state only. Nothing under the commit lock
 /// reads or writes the store.
+///
+/// On a store shared with other instances, what the working set holds is checked against the
+/// store before it answers, a change another instance committed first sends the changes built on
+/// the old state back to be decided again, and watchers hear of other instances' changes.
 public final class SessionService: Sendable {
     /// The most changes one transaction takes.
     static let maxBatch = 512
@@ -47,6 +51,7 @@ public final class SessionService: Sendable {
         self.metrics = metrics
         self.time = time
         self.workingSet = WorkingSet(capacity: workingSetCapacity)
+        store.observeOtherWriters { [weak self] id in self?.changedElsewhere(id) }
     }
 
     // MARK: Reads (committed state only)
@@ -59,22 +64,15 @@ public final class SessionService: Sendable {
     /// The session and its JSON, rendered once per version and kept in the working set.
     public func renderedSession(id: String) throws(StoreError) -> (session: Session, body: [UInt8])? {
         let now = time.now()
-        let session: Session
-        switch workingSet.lookup(id) {
-        case .session(let held, let rendered):
-            guard !held.isExpired(at: now) else { return nil }
-            if let rendered { return (held, rendered) }
-            session = held
-        case .deleted:
-            return nil
-        case .miss:
-            let read = try readFromStore(id)
-            guard let stored = read.session else { return nil }
+        let read = try readCommitted(id)
+        guard let session = read.session, !session.isExpired(at: now) else { return nil }
+        if read.fromStore {
             pending.withLock { _ in
-                if read.isCurrent(settledBatches) { workingSet.loaded(stored) }
+                if read.isCurrent(settledBatches) { workingSet.loaded(session) }
             }
-            guard !stored.isExpired(at: now) else { return nil }
-            session = stored
+        }
+        if case .session(let held, let rendered?) = workingSet.lookup(id), held.version == session.version {
+            return (session, rendered)
         }
         let body = session.serialized()
         workingSet.rendered(body, for: session)
@@ -128,7 +126,7 @@ public final class SessionService: Sendable {
     /// nothing and waits for nothing). `render` runs before the commit: its answer is committed
     /// with the change when the change carries an idempotency key.
     public func submit<Answer: ReplayableAnswer>(
-        _ request: ChangeRequest, render: (CommandOutcome) -> Answer,
+        _ request: ChangeRequest, render: @escaping @Sendable (CommandOutcome) -> Answer,
         completion: @escaping @Sendable (ChangeResult<Answer>) -> Void
     ) {
         let key = request.idempotencyKey
@@ -139,13 +137,31 @@ public final class SessionService: Sendable {
             if let key { release(key) }
             completion(result)
         }
+        decide(request, render: render, finish: finish)
+    }
+
+    /// Replays the stored answer, or decides the change and queues its commit; decides it again
+    /// when another instance changed the session first.
+    private func decide<Answer: ReplayableAnswer>(
+        _ request: ChangeRequest, render: @escaping @Sendable (CommandOutcome) -> Answer,
+        finish: @escaping @Sendable (ChangeResult<Answer>) -> Void
+    ) {
+        let key = request.idempotencyKey
         do throws(StoreError) {
             if let key, let stored = try store.idempotentResponse(scope: key.scope, key: key.key) {
                 return finish(
                     stored.fingerprint == key.fingerprint ? .replayed(stored) : .refused(.idempotencyKeyReused))
             }
+            let finishOrDecideAgain: @Sendable (CommitOutcome, Answer) -> Void = { [self] outcome, answer in
+                switch outcome {
+                case .durable: finish(.answered(answer))
+                case .failed(let error): finish(.refused(.storeFailed(error)))
+                case .superseded: decide(request, render: render, finish: finish)
+                }
+            }
             switch try decide(
-                request.sessionID, { admit(request, latest: $1, pending: &$0, render: render, finish: finish) })
+                request.sessionID,
+                { admit(request, latest: $1, pending: &$0, render: render, finish: finishOrDecideAgain) })
             {
             case .queued: scheduleCommit()
             case .answered(let result): finish(result)
@@ -168,9 +184,15 @@ public final class SessionService: Sendable {
                 if let expected, !expected.matches(session.version) {
                     return .answered(.refused(.versionMismatch(current: session.version)))
                 }
+                // Without If-Match the client wants the session gone, whatever another instance did to it.
+                let write = SessionWrite.delete(sessionID: id, expectedVersion: expected.map { _ in session.version })
                 pending.enqueue(
-                    PendingCommit(sessionID: id, writes: [.delete(sessionID: id)], session: nil, change: nil) { error in
-                        completion(error.map { .failure(.storeFailed($0)) } ?? .success(()))
+                    PendingCommit(sessionID: id, writes: [write], session: nil, change: nil) { [self] outcome in
+                        switch outcome {
+                        case .durable: completion(.success(()))
+                        case .failed(let error): completion(.failure(.storeFailed(error)))
+                        case .superseded: delete(sessionID: id, expecting: expected, completion: completion)
+                        }
                     })
                 return .queued
             }
@@ -199,7 +221,8 @@ public final class SessionService: Sendable {
                 else { return false }
                 pending.enqueue(
                     PendingCommit(
-                        sessionID: id, writes: [.delete(sessionID: id)], session: nil, change: nil, finish: nil))
+                        sessionID: id, writes: [.expire(sessionID: id, version: session.version)], session: nil,
+                        change: nil, finish: nil))
                 return true
             }
             if expired { swept += 1 }
@@ -239,7 +262,7 @@ public final class SessionService: Sendable {
     /// Applies the change to the latest state of its session, under the commit lock.
     private func admit<Answer: ReplayableAnswer>(
         _ request: ChangeRequest, latest: (session: Session?, isPending: Bool), pending: inout PendingState,
-        render: (CommandOutcome) -> Answer, finish: @escaping @Sendable (ChangeResult<Answer>) -> Void
+        render: (CommandOutcome) -> Answer, finish: @escaping @Sendable (CommitOutcome, Answer) -> Void
     ) -> Admission<Answer> {
         let id = request.sessionID
         let now = time.now()
@@ -264,7 +287,9 @@ public final class SessionService: Sendable {
         if let change = outcome.change {
             let stored = request.idempotencyKey.map { $0.storing(answer, at: now) }
             // An expired session not swept yet starts afresh: its old log and keys go first.
-            if live == nil && latest.session != nil { writes.append(.delete(sessionID: id)) }
+            if live == nil, let expired = latest.session {
+                writes.append(.delete(sessionID: id, expectedVersion: expired.version))
+            }
             writes.append(
                 .save(
                     SessionUpdate(session: outcome.session, retired: outcome.retired, change: change, response: stored))
@@ -273,15 +298,17 @@ public final class SessionService: Sendable {
             return .answered(.answered(answer))
         }
         pending.enqueue(
-            PendingCommit(sessionID: id, writes: writes, session: outcome.session, change: outcome.change) { error in
-                finish(error.map { .refused(.storeFailed($0)) } ?? .answered(answer))
+            PendingCommit(sessionID: id, writes: writes, session: outcome.session, change: outcome.change) { outcome in
+                finish(outcome, answer)
             })
         return .queued
     }
 
     /// The committed state of a session, read outside the commit lock: from the working set,
-    /// or from the store when the working set does not have it.
+    /// or from the store when the working set does not have it or the store is shared (another
+    /// instance may have changed it).
     private func readCommitted(_ id: String) throws(StoreError) -> CommittedRead {
+        if store.isShared { return try readFromStore(id) }
         let settled = settledBatches.load(ordering: .acquiring)
         switch workingSet.lookup(id) {
         case .session(let session, _): return CommittedRead(settledBatches: settled, session: session, fromStore: false)
@@ -318,10 +345,10 @@ public final class SessionService: Sendable {
             guard !batch.isEmpty else { return }
             let started = time.monotonicSeconds()
             do {
-                try store.commit(batch.flatMap(\.writes))
+                let superseded = try store.commit(batch.flatMap(\.writes))
                 metrics.recordCommit(seconds: time.monotonicSeconds() - started)
                 lastCommitFailure.withLock { $0 = nil }
-                committed(batch)
+                committed(batch, except: superseded)
             } catch {
                 lastCommitFailure.withLock { $0 = error }
                 failed(batch, error)
@@ -329,26 +356,38 @@ public final class SessionService: Sendable {
         }
     }
 
-    /// The batch is durable: the working set learns it, then every request gets its answer and
-    /// every watcher its notification.
-    private func committed(_ batch: [PendingCommit]) {
-        pending.withLock { pending in
-            for commit in batch where !commit.writes.isEmpty {
+    /// The batch is durable but for the `superseded` sessions: the working set learns it, then
+    /// every request gets its answer and every watcher its notification. The superseded sessions'
+    /// changes, and those queued behind them (they build on them), go back to be decided again on
+    /// what the store holds now, in their order.
+    private func committed(_ batch: [PendingCommit], except superseded: Set<String>) {
+        let decideAgain = pending.withLock { pending -> [PendingCommit] in
+            for commit in batch where !commit.writes.isEmpty && !superseded.contains(commit.sessionID) {
                 workingSet.committed(commit.session, id: commit.sessionID)
             }
-            for commit in batch {
+            for commit in batch where !superseded.contains(commit.sessionID) {
                 pending.settle(commit.sessionID)
             }
+            let queued = pending.queue.filter { superseded.contains($0.sessionID) }
+            pending.queue.removeAll { superseded.contains($0.sessionID) }
+            for id in superseded {
+                pending.sessions[id] = nil
+                workingSet.forget(id)
+            }
             settledBatches.add(1, ordering: .releasing)
+            return batch.filter { superseded.contains($0.sessionID) } + queued
         }
-        for commit in batch {
-            commit.finish?(nil)
+        for commit in batch where !superseded.contains(commit.sessionID) {
+            commit.finish?(.durable)
             if let change = commit.change, let session = commit.session {
                 metrics.recordEvents(change.events)
-                notifier.publish(.changed(session, change))
+                notifier.publish(.changed(session))
             } else if commit.session == nil {
                 notifier.publish(.deleted(sessionID: commit.sessionID))
             }
+        }
+        for commit in decideAgain {
+            commit.finish?(.superseded)
         }
     }
 
@@ -363,7 +402,30 @@ public final class SessionService: Sendable {
             return batch + rest
         }
         for commit in abandoned {
-            commit.finish?(error)
+            commit.finish?(.failed(error))
+        }
+    }
+
+    // MARK: Other instances
+
+    /// Another instance changed or deleted the session (nil: some such news may have been lost):
+    /// what the working set holds of it is dropped, and its watchers hear what the store holds now.
+    private func changedElsewhere(_ id: String?) {
+        guard let id else {
+            for watched in notifier.watchedSessionIDs { changedElsewhere(watched) }
+            return
+        }
+        pending.withLock { _ in workingSet.forget(id) }
+        guard notifier.isWatched(id) else { return }
+        // Off the listening thread, which must go on reading notifications.
+        DispatchQueue.global().async { [self] in
+            // A failed read is retried by the resync that follows the store's recovery.
+            guard let read = try? readFromStore(id) else { return }
+            if let session = read.session {
+                notifier.publish(.changed(session))
+            } else {
+                notifier.publish(.deleted(sessionID: id))
+            }
         }
     }
 
@@ -409,8 +471,18 @@ struct PendingCommit: Sendable {
     /// The session after the change; nil when it was deleted.
     let session: Session?
     let change: SessionChange?
-    /// Called once the commit is over: with nil when it is durable, with the error when it failed.
-    let finish: (@Sendable (StoreError?) -> Void)?
+    /// Called once the commit is over, with how it ended.
+    let finish: (@Sendable (CommitOutcome) -> Void)?
+}
+
+/// How a pending commit ended.
+enum CommitOutcome: Sendable {
+    case durable
+    /// Nothing of it was written.
+    case failed(StoreError)
+    /// Another instance changed the session first: nothing of it was written, and the change
+    /// must be decided again on what the store holds now.
+    case superseded
 }
 
 /// The changes applied but not committed yet: the latest state of each session they touch, and

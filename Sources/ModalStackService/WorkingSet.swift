@@ -17,6 +17,8 @@ final class WorkingSet: Sendable {
         var rendered: [UInt8]?
         /// Looked up since the hand last passed.
         var used = false
+        /// False once another instance changed it: a lookup misses until this process learns it again.
+        var isCurrent = true
     }
 
     private struct State {
@@ -41,7 +43,7 @@ final class WorkingSet: Sendable {
 
     func lookup(_ id: String) -> Lookup {
         state.withLock { state in
-            guard let slot = state.slots[id] else { return .miss }
+            guard let slot = state.slots[id], state.entries[slot].isCurrent else { return .miss }
             state.entries[slot].used = true
             guard let session = state.entries[slot].session else { return .deleted }
             return .session(session, rendered: state.entries[slot].rendered)
@@ -58,10 +60,21 @@ final class WorkingSet: Sendable {
         insert(session, id: session.id, onlyIfNewer: true)
     }
 
+    /// Drops what is held of the session (another instance changed it): the next read goes to the store.
+    func forget(_ id: String) {
+        state.withLock { state in
+            guard let slot = state.slots[id] else { return }
+            state.entries[slot].isCurrent = false
+            state.entries[slot].rendered = nil
+        }
+    }
+
     /// Keeps the JSON rendered for a session's version, if that version is still the one held.
     func rendered(_ body: [UInt8], for session: Session) {
         state.withLock { state in
-            guard let slot = state.slots[session.id], state.entries[slot].session?.version == session.version else {
+            guard let slot = state.slots[session.id], state.entries[slot].isCurrent,
+                state.entries[slot].session?.version == session.version
+            else {
                 return
             }
             state.entries[slot].rendered = body
@@ -72,12 +85,13 @@ final class WorkingSet: Sendable {
         guard capacity > 0 else { return }
         state.withLock { state in
             if let slot = state.slots[id] {
-                if onlyIfNewer {
+                if onlyIfNewer && state.entries[slot].isCurrent {
                     guard let held = state.entries[slot].session, held.version < (session?.version ?? 0) else { return }
                 }
                 state.entries[slot].session = session
                 state.entries[slot].rendered = nil
                 state.entries[slot].used = true
+                state.entries[slot].isCurrent = true
                 return
             }
             let entry = Entry(id: id, session: session)

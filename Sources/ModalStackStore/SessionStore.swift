@@ -1,8 +1,14 @@
 import ModalStackCore
 
-/// Where sessions live between requests. Narrow on purpose: another engine (PostgreSQL, say)
-/// implements these few calls and nothing else changes.
+/// Where sessions live between requests. Narrow on purpose: an engine implements these few
+/// calls and nothing else changes. Engines keep what ``RetentionPolicy`` says and derive no rule
+/// of their own.
 public protocol SessionStore: Sendable {
+    /// Whether other processes write to the same data (instances on one database). Then what this
+    /// process holds in memory may be stale: it is checked against the store before it answers,
+    /// and a commit can find a session superseded.
+    var isShared: Bool { get }
+
     /// The session as last written, or nil if it was never written or was deleted.
     func session(id: String) throws(StoreError) -> Session?
 
@@ -30,9 +36,22 @@ public protocol SessionStore: Sendable {
     /// The response stored for an idempotency key, if it is still kept.
     func idempotentResponse(scope: String, key: String) throws(StoreError) -> StoredResponse?
 
-    /// Applies every write in one atomic transaction; when this returns, all of it is committed.
-    /// The caller passes many writes at once to commit them together (group commit).
-    func commit(_ writes: [SessionWrite]) throws(StoreError)
+    /// Applies the writes in one atomic transaction; when this returns, all of it is committed
+    /// but the writes of the sessions it returns. The caller passes many writes at once to
+    /// commit them together (group commit).
+    ///
+    /// Each write says what it expects to find: a save of version `v` expects the session at
+    /// `v - 1` (absent for version 1), a delete the version it names. When another writer got
+    /// there first, none of that session's writes in this call is applied, and the session is
+    /// returned as superseded: its changes must be decided again on what is stored now. A store
+    /// that is not shared has no other writer and never returns one.
+    @discardableResult
+    func commit(_ writes: [SessionWrite]) throws(StoreError) -> Set<String>
+
+    /// Calls `handler` with the id of each session another instance changed or deleted, soon after
+    /// it committed, and with nil when some may have been missed (after a lost connection): then
+    /// every watched session must be read again. One handler; a store that is not shared never calls it.
+    func observeOtherWriters(_ handler: @escaping @Sendable (_ sessionID: String?) -> Void)
 
     /// Throws unless the store can be read and written right now (for readiness checks).
     func checkHealth() throws(StoreError)
@@ -60,20 +79,57 @@ public enum Durability: String, Sendable, CaseIterable {
     case full
 }
 
-/// The defaults every engine starts from.
-public enum StoreDefaults {
+/// How much of each session's past a store keeps, and for how long. Every engine applies the
+/// same policy, through these methods.
+public struct RetentionPolicy: Sendable, Hashable {
     /// How many changes each session's event log keeps; older ones are pruned.
-    public static let eventLogSize = 1000
-    /// How long stored idempotent responses are kept: 24 hours.
-    public static let idempotencyLifetimeMilliseconds: Int64 = 24 * 3600 * 1000
+    public var eventLogSize: Int
+    /// How many presentations that left a session stay readable; older ones are pruned.
+    public var dismissedPresentationsKept: Int
+    /// How long stored idempotent responses are replayed.
+    public var idempotencyLifetimeMilliseconds: Int64
+
+    public init(eventLogSize: Int, dismissedPresentationsKept: Int, idempotencyLifetimeMilliseconds: Int64) {
+        self.eventLogSize = eventLogSize
+        self.dismissedPresentationsKept = dismissedPresentationsKept
+        self.idempotencyLifetimeMilliseconds = idempotencyLifetimeMilliseconds
+    }
+
+    /// 1000 changes, 64 dismissed presentations, responses for 24 hours.
+    public static let standard = RetentionPolicy(
+        eventLogSize: 1000, dismissedPresentationsKept: 64, idempotencyLifetimeMilliseconds: 24 * 3600 * 1000)
+
+    /// The oldest version a session's event log keeps once `version` is logged; nil while
+    /// nothing is old enough (versions start at 1).
+    public func oldestChangeKept(whenLogging version: Int64) -> Int64? {
+        let oldest = version - Int64(eventLogSize) + 1
+        return oldest > 1 ? oldest : nil
+    }
+
+    /// Responses stored before this time (in milliseconds since the epoch) are no longer replayed.
+    public func oldestResponseKept(at now: Timestamp) -> Int64 {
+        now.millisecondsSinceEpoch - idempotencyLifetimeMilliseconds
+    }
 }
 
 /// One change to persist.
 public enum SessionWrite: Sendable, Hashable {
     /// Write a new version of a session with everything that goes with it.
     case save(SessionUpdate)
-    /// Remove the session and everything it owns.
-    case delete(sessionID: String)
+    /// Remove the session and everything it owns: if it is at `expectedVersion` (nil: at any).
+    case delete(sessionID: String, expectedVersion: Int64? = nil)
+    /// Remove a session that expired at `version`, if it is still at that version. An engine
+    /// shared by instances skips one another transaction holds (another instance's sweep or
+    /// change), so that sweeps never wait for each other.
+    case expire(sessionID: String, version: Int64)
+
+    /// The session it writes.
+    public var sessionID: String {
+        switch self {
+        case .save(let update): update.session.id
+        case .delete(let id, _), .expire(let id, _): id
+        }
+    }
 }
 
 /// A new version of a session and what is committed with it, atomically.

@@ -3,6 +3,22 @@ import ModalStackCore
 /// How sessions and presentations are written into rows: the core's JSON forms, compact. Every
 /// engine stores them this way, so a row means the same in each.
 public enum StoredSession {
+    /// A session from the columns of its row, the lists in their stored form.
+    public static func session(
+        id: String, version: Int64, createdAt: Int64, updatedAt: Int64, stack: String, queue: String, ttl: Int64
+    ) throws(StoreError) -> Session {
+        Session(
+            id: id, version: version, createdAt: Timestamp(millisecondsSinceEpoch: createdAt),
+            updatedAt: Timestamp(millisecondsSinceEpoch: updatedAt), stack: try decodeList(stack),
+            queue: try decodeList(queue), ttlSeconds: ttl)
+    }
+
+    /// Where a presentation retired by `version` sorts among its session's dismissed ones: by
+    /// that version, then by its place (`offset`) in the change.
+    public static func retiredSequence(version: Int64, offset: Int) -> Int64 {
+        version << 16 + Int64(offset)
+    }
+
     public static func encode(_ presentations: [Presentation]) -> String {
         var writer = JSONWriter(capacity: 1024)
         writer.write(presentations)

@@ -40,7 +40,14 @@ extension ForwardingSessionStore {
         try base.idempotentResponse(scope: scope, key: key)
     }
 
-    public func commit(_ writes: [SessionWrite]) throws(StoreError) { try base.commit(writes) }
+    public var isShared: Bool { base.isShared }
+
+    @discardableResult
+    public func commit(_ writes: [SessionWrite]) throws(StoreError) -> Set<String> { try base.commit(writes) }
+
+    public func observeOtherWriters(_ handler: @escaping @Sendable (String?) -> Void) {
+        base.observeOtherWriters(handler)
+    }
 
     public func checkHealth() throws(StoreError) { try base.checkHealth() }
 

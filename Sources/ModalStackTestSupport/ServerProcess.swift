@@ -7,10 +7,16 @@ public final class ServerProcess: @unchecked Sendable {
     public static let externalURL = ProcessInfo.processInfo.environment["MODALSTACK_URL"]
     /// Whether tests may start, stop and restart servers themselves.
     public static var isLocal: Bool { externalURL == nil }
+    /// Set `MODALSTACK_TEST_ENGINE=postgresql` to start every server on a new database of the
+    /// throwaway PostgreSQL server (``PostgresServer/shared()``) instead of a new SQLite file.
+    public static let usesPostgres = ProcessInfo.processInfo.environment["MODALSTACK_TEST_ENGINE"] == "postgresql"
 
     public let host: String
     public private(set) var port: UInt16
+    /// The SQLite file, unless the server uses PostgreSQL.
     public let databasePath: String
+    /// The PostgreSQL database the server uses, if any (`--database-url`).
+    public let databaseURL: String?
     public let extraArguments: [String]
     private var process: Process?
     private var standardError: Pipe?
@@ -20,17 +26,29 @@ public final class ServerProcess: @unchecked Sendable {
     public let standardOutputPath: String?
 
     /// Starts a server (or attaches to the external one).
-    /// - Parameter capturingOutput: keep the server's standard output (its access log) in a file.
-    public init(arguments: [String] = [], capturingOutput: Bool = false) throws {
+    /// - Parameters:
+    ///   - capturingOutput: keep the server's standard output (its access log) in a file.
+    ///   - databaseURL: a PostgreSQL database to use (instances sharing one); by default a new
+    ///     SQLite file, or a new PostgreSQL database when ``usesPostgres``.
+    public init(arguments: [String] = [], capturingOutput: Bool = false, databaseURL: String? = nil) throws {
         extraArguments = arguments
         if let url = Self.externalURL {
             let parts = try Self.hostAndPort(url)
             host = parts.host
             port = parts.port
             databasePath = ""
+            self.databaseURL = nil
             directory = nil
             standardOutputPath = nil
             return
+        }
+        if let databaseURL {
+            self.databaseURL = databaseURL
+        } else if Self.usesPostgres {
+            let server = try PostgresServer.shared()
+            self.databaseURL = server.url(database: try server.createDatabase("server"))
+        } else {
+            self.databaseURL = nil
         }
         let directory = try TemporaryDirectory()
         self.directory = directory
@@ -61,7 +79,8 @@ public final class ServerProcess: @unchecked Sendable {
     private func start(port requested: UInt16) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Self.binaryPath)
-        process.arguments = ["--host", "127.0.0.1", "--port", String(requested), "--db", databasePath] + extraArguments
+        let database = databaseURL.map { ["--database-url", $0] } ?? ["--db", databasePath]
+        process.arguments = ["--host", "127.0.0.1", "--port", String(requested)] + database + extraArguments
         let pipe = Pipe()
         process.standardError = pipe
         if let standardOutputPath {

@@ -1,19 +1,32 @@
 import Glibc
 import ModalStackAPI
+import ModalStackPostgres
 import ModalStackSQLite
 import ModalStackStore
 import Timekeeping
 
-/// The store engine, chosen and set up from the configuration: SQLite, embedded, for now the
-/// only one.
+/// The store engine, chosen and set up from the configuration: PostgreSQL when a database URL
+/// is given (instances may share it), otherwise the embedded SQLite file.
 enum StoreEngine {
     static func open(_ configuration: ServerConfiguration, time: any TimeSource) throws -> any SessionStore {
+        if let url = configuration.databaseURL {
+            guard configuration.maxDatabaseBytes == 0 else {
+                throw ConfigurationError("--max-db-size is for the SQLite file; PostgreSQL has its own quotas")
+            }
+            return try PostgresSessionStore(
+                connectionString: url, poolSize: configuration.databasePoolSize, durability: configuration.durability,
+                retention: configuration.retention, time: time)
+        }
         try createParentDirectory(of: configuration.databasePath)
         return try SQLiteSessionStore(
-            path: configuration.databasePath, durability: configuration.durability,
-            eventLogSize: configuration.eventLogSize,
-            idempotencyLifetimeMilliseconds: Int64(configuration.idempotencyLifetimeSeconds) * 1000,
+            path: configuration.databasePath, durability: configuration.durability, retention: configuration.retention,
             maxSizeBytes: configuration.maxDatabaseBytes > 0 ? Int64(configuration.maxDatabaseBytes) : nil, time: time)
+    }
+
+    /// Where sessions live, for the start-up line (a PostgreSQL URL without its password).
+    static func describe(_ configuration: ServerConfiguration) -> String {
+        configuration.databaseURL.map { "PostgreSQL " + PostgresSessionStore.withoutPassword($0) }
+            ?? "SQLite " + configuration.databasePath
     }
 
     /// `mkdir -p` for the database's directory.

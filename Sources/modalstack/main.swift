@@ -44,7 +44,8 @@ do {
     Environment.fail("modalstack: cannot start: \(error)", status: 1)
 }
 Environment.log(
-    "modalstack: listening on \(configuration.host):\(server.boundPort), database \(configuration.databasePath)")
+    "modalstack: listening on \(configuration.host):\(server.boundPort), database \(StoreEngine.describe(configuration))"
+)
 
 var received: Int32 = 0
 sigwait(&stopSignals, &received)

@@ -9,6 +9,7 @@ import Testing
 /// (Garbage bytes are covered by PersistenceTests.)
 @Suite(
     "Corrupt database at start", .enabled(if: ServerProcess.isLocal, "starts the binary on prepared files"),
+    .enabled(if: !ServerProcess.usesPostgres, "SQLite files (PostgreSQL: PostgresSessionStoreTests)"),
     .enabled(if: SQLiteShell.pythonPath != nil, "needs python3's sqlite3 module to build other applications' databases")
 )
 struct CorruptStartTests {

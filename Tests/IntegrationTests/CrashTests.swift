@@ -15,6 +15,7 @@ import Testing
 /// trials per durability mode instead of 20.
 @Suite(
     "kill -9 under load", .enabled(if: ServerProcess.isLocal, "kills and restarts the server itself"),
+    .enabled(if: !ServerProcess.usesPostgres, "reads the SQLite file (PostgreSQL: MultiInstanceTests)"),
     .enabled(if: SQLiteShell.isAvailable, "needs the sqlite3 shell or python3 for PRAGMA integrity_check"), .serialized)
 struct CrashTests {
     static let trials = Soak.isOn ? 200 : 20

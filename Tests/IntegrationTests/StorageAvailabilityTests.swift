@@ -11,6 +11,7 @@ import Testing
 /// and writes must work again once the cause is gone.
 @Suite(
     "Storage availability", .enabled(if: ServerProcess.isLocal, "changes the files under servers it starts itself"),
+    .enabled(if: !ServerProcess.usesPostgres, "the SQLite file's faults (PostgreSQL: MultiInstanceTests)"),
     .serialized)
 struct StorageAvailabilityTests {
     /// How the test makes files read-only. Root ignores permission bits, so as root the files are

@@ -4,7 +4,9 @@ import ModalStackHTTP
 import ModalStackTestSupport
 import Testing
 
-@Suite("Storage faults over HTTP", .enabled(if: ServerProcess.isLocal, "starts servers with a database quota"))
+@Suite(
+    "Storage faults over HTTP", .enabled(if: ServerProcess.isLocal, "starts servers with a database quota"),
+    .enabled(if: !ServerProcess.usesPostgres, "a quota on the SQLite file"))
 struct StorageFaultTests {
     @Test(
         "a full database answers writes with 507 and Retry-After, keeps reads, says why in readiness, and recovers without a restart"

@@ -71,8 +71,8 @@ struct PostgresSessionStoreTests {
         #expect(error?.kind == .unavailable)
         #expect(error?.message.contains("secret") == false)
         #expect(
-            PostgresSessionStore.displayName("postgresql://u:pw@h:5/d") == "postgresql://u@h:5/d")
-        #expect(PostgresSessionStore.displayName("host=h password=pw dbname=d") == "host=h dbname=d")
+            PostgresSessionStore.withoutPassword("postgresql://u:pw@h:5/d") == "postgresql://u@h:5/d")
+        #expect(PostgresSessionStore.withoutPassword("host=h password=pw dbname=d") == "host=h dbname=d")
     }
 
     @Test("the server stopped: calls fail as unavailable; started again: the same store goes on")
@@ -112,7 +112,7 @@ struct PostgresSessionStoreTests {
         try store.commit([StoreFixtures.save(StoreFixtures.session("t"))])
     }
 
-    @Test("durability sets synchronous_commit on every connection of the pool", arguments: Durability.allCases)
+    @Test("durability sets synchronous_commit on the connection that commits", arguments: Durability.allCases)
     func durability(_ durability: Durability) throws {
         let store = try PostgresSessionStore(connectionString: try newDatabase(), durability: durability)
         #expect(try store.setting("synchronous_commit") == (durability == .full ? "on" : "off"))

@@ -15,11 +15,15 @@ final class ServiceHarness: Sendable {
     let service: SessionService
     let metrics = CountedCommits()
 
-    init(workingSetCapacity: Int = 100) throws {
+    /// A service over a new SQLite file, or over `store` when given (a shared PostgreSQL database).
+    init(workingSetCapacity: Int = 100, store: (@Sendable (ManualTime) throws -> any SessionStore)? = nil) throws {
         directory = try TemporaryDirectory()
-        store = GatedStore(try SQLiteSessionStore(path: directory.appending("sessions.sqlite"), time: time))
+        let path = directory.appending("sessions.sqlite")
+        let time = time
+        let base: any SessionStore = try store?(time) ?? SQLiteSessionStore(path: path, time: time)
+        self.store = GatedStore(base)
         service = SessionService(
-            store: store, rules: SessionRules(), catalog: nil, metrics: metrics,
+            store: self.store, rules: SessionRules(), catalog: nil, metrics: metrics,
             workingSetCapacity: workingSetCapacity, time: time)
     }
 
@@ -101,7 +105,7 @@ final class Eventually<Value: Sendable>: Sendable {
     var isSet: Bool { value.withLock { $0 != nil } }
 }
 
-/// The SQLite store, with every commit counted and, while the gate is closed, the next commit
+/// A store, with every commit counted and, while the gate is closed, the next commit
 /// held until the test opens it.
 final class GatedStore: ForwardingSessionStore {
     let base: any SessionStore
@@ -109,7 +113,7 @@ final class GatedStore: ForwardingSessionStore {
     private let entered = DispatchSemaphore(value: 0)
     private let opened = DispatchSemaphore(value: 0)
 
-    init(_ base: SQLiteSessionStore) {
+    init(_ base: any SessionStore) {
         self.base = base
     }
 
@@ -131,7 +135,7 @@ final class GatedStore: ForwardingSessionStore {
     /// How many writes each commit so far carried.
     var commitSizes: [Int] { state.withLock { $0.commitSizes } }
 
-    func commit(_ writes: [SessionWrite]) throws(StoreError) {
+    func commit(_ writes: [SessionWrite]) throws(StoreError) -> Set<String> {
         let held = state.withLock { state in
             state.commitSizes.append(writes.count)
             return state.closed
@@ -140,7 +144,7 @@ final class GatedStore: ForwardingSessionStore {
             entered.signal()
             opened.wait()
         }
-        try base.commit(writes)
+        return try base.commit(writes)
     }
 }
 

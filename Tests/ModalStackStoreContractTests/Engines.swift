@@ -30,7 +30,8 @@ struct StoreEngine: Sendable, CustomTestStringConvertible {
 
     var testDescription: String { name }
 
-    func callAsFunction(eventLogSize: Int = StoreDefaults.eventLogSize, time: any TimeSource = ManualTime()) throws
+    func callAsFunction(eventLogSize: Int = RetentionPolicy.standard.eventLogSize, time: any TimeSource = ManualTime())
+        throws
         -> EngineUnderTest
     {
         try make(eventLogSize, time)
@@ -39,7 +40,7 @@ struct StoreEngine: Sendable, CustomTestStringConvertible {
     static let sqlite = StoreEngine(name: "SQLite") { eventLogSize, time in
         let directory = try TemporaryDirectory()
         let path = directory.appending("contract.sqlite")
-        let store = try SQLiteSessionStore(path: path, eventLogSize: eventLogSize, time: time)
+        let store = try SQLiteSessionStore(path: path, retention: retention(eventLogSize), time: time)
         return EngineUnderTest(
             store: store,
             poison: { id in
@@ -56,7 +57,7 @@ struct StoreEngine: Sendable, CustomTestStringConvertible {
         let server = try PostgresServer.shared()
         let connectionString = server.connectionString(database: try server.createDatabase("contract"))
         let store = try PostgresSessionStore(
-            connectionString: connectionString, eventLogSize: eventLogSize, time: time)
+            connectionString: connectionString, retention: retention(eventLogSize), time: time)
         return EngineUnderTest(
             store: store,
             poison: { id in
@@ -83,4 +84,11 @@ struct StoreEngineAvailabilityTests {
     func postgresRuns() throws {
         #expect(StoreEngine.all.map(\.name) == ["SQLite", "PostgreSQL"])
     }
+}
+
+/// The standard policy with the event log a test asks for.
+private func retention(_ eventLogSize: Int) -> RetentionPolicy {
+    var policy = RetentionPolicy.standard
+    policy.eventLogSize = eventLogSize
+    return policy
 }

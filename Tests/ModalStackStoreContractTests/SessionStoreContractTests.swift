@@ -200,12 +200,12 @@ struct SessionStoreContractTests {
         try store.commit([Fixtures.save(Fixtures.session("s1", version: 2), response: old)])
         #expect(try store.idempotentResponse(scope: "s1", key: "k-old") == nil)
         // Once its lifetime has passed, a response is gone.
-        time.advance(by: .milliseconds(StoreDefaults.idempotencyLifetimeMilliseconds - 1))
+        time.advance(by: .milliseconds(RetentionPolicy.standard.idempotencyLifetimeMilliseconds - 1))
         #expect(try store.idempotentResponse(scope: "s1", key: "k-1") == response)
         time.advance(by: .milliseconds(2))
         #expect(try store.idempotentResponse(scope: "s1", key: "k-1") == nil)
         // A deleted session takes its responses along.
-        time.advance(by: .milliseconds(-StoreDefaults.idempotencyLifetimeMilliseconds))
+        time.advance(by: .milliseconds(-RetentionPolicy.standard.idempotencyLifetimeMilliseconds))
         try store.commit([.delete(sessionID: "s1")])
         #expect(try store.idempotentResponse(scope: "s1", key: "k-1") == nil)
         #expect(try store.idempotentResponse(scope: "", key: "k-1") == global)

@@ -1,0 +1,116 @@
+import ModalStackCore
+import ModalStackPostgres
+import ModalStackService
+import ModalStackStore
+import ModalStackTestSupport
+import Testing
+
+/// Two services on one PostgreSQL database, as two instances: a change one decided on a state the
+/// other then changed is superseded at its commit and decided again on what is stored now.
+@Suite(
+    "Session service on a shared database",
+    .enabled(if: PostgresServer.isAvailable, Comment(rawValue: PostgresServer.unavailableReason ?? ""))
+)
+struct SharedStoreServiceTests {
+    /// Two harnesses (instances) on a new database; the first one's commits can be held.
+    private func instances() throws -> (first: ServiceHarness, second: ServiceHarness) {
+        let server = try PostgresServer.shared()
+        let database = server.connectionString(database: try server.createDatabase("service"))
+        let open: @Sendable (ManualTime) throws -> any SessionStore = { time in
+            try PostgresSessionStore(connectionString: database, time: time)
+        }
+        return (try ServiceHarness(store: open), try ServiceHarness(store: open))
+    }
+
+    private func present(_ destination: String) -> Command {
+        .present(PresentRequest(destination: destination))
+    }
+
+    @Test("a change superseded by another instance's is decided again on top of it: both are kept")
+    func supersededChangeIsDecidedAgain() throws {
+        let (first, second) = try instances()
+        #expect(first.change(present("a"), on: "s")?.answer?.version == 1)
+        // The first instance decides on version 1; its commit waits while the second commits version 2.
+        first.store.closeGate()
+        let held = first.submit(present("b"), on: "s")
+        #expect(first.store.waitForHeldCommit())
+        #expect(second.change(present("c"), on: "s")?.answer?.version == 2)
+        first.store.open()
+        let answer = try #require(held.wait()?.answer)
+        #expect(answer.version == 3)
+        let session = try #require(try second.service.session(id: "s"))
+        #expect(session.version == 3)
+        #expect(session.stack.map(\.destination) == ["a", "c", "b"])
+        #expect(try first.service.changes(sessionID: "s", after: 0, eventLimit: 10).map(\.version) == [1, 2, 3])
+    }
+
+    @Test("with If-Match, a change superseded by another instance's is refused with the version it lost to")
+    func supersededConditionalChangeIsRefused() throws {
+        let (first, second) = try instances()
+        #expect(first.change(present("a"), on: "s")?.answer?.version == 1)
+        first.store.closeGate()
+        let held = first.submit(present("b"), on: "s", expecting: .oneOf([1]))
+        #expect(first.store.waitForHeldCommit())
+        #expect(second.change(present("c"), on: "s")?.answer?.version == 2)
+        first.store.open()
+        guard case .versionMismatch(let current) = held.wait()?.refusal else {
+            Issue.record("the superseded conditional change was not refused as a version mismatch")
+            return
+        }
+        #expect(current == 2)
+        #expect(try first.service.session(id: "s")?.stack.map(\.destination) == ["a", "c"])
+    }
+
+    @Test("the same idempotency key on two instances at once: the change is made once, the other gets the replay")
+    func keyRacingAcrossInstances() throws {
+        let (first, second) = try instances()
+        #expect(first.change(present("a"), on: "s")?.answer?.version == 1)
+        let key = IdempotencyKey(scope: "s", key: "retry-1", fingerprint: [7])
+        first.store.closeGate()
+        let held = first.submit(present("b"), on: "s", key: key)
+        #expect(first.store.waitForHeldCommit())
+        // The client's retry lands on the other instance while the first is still committing.
+        #expect(second.change(present("b"), on: "s", key: key)?.answer?.version == 2)
+        first.store.open()
+        let replayed = try #require(held.wait()?.replayed)
+        #expect(replayed.headers["Version"] == "2")
+        #expect(try first.service.session(id: "s")?.stack.map(\.destination) == ["a", "b"])
+    }
+
+    @Test("a deletion superseded by another instance's change still deletes; one with If-Match is refused")
+    func supersededDeletion() throws {
+        let (first, second) = try instances()
+        #expect(first.change(present("a"), on: "s")?.answer?.version == 1)
+        #expect(first.change(present("a"), on: "t")?.answer?.version == 1)
+        first.store.closeGate()
+        let unconditional = Eventually<Result<Void, ChangeRefusal>>()
+        first.service.delete(sessionID: "s", expecting: nil) { unconditional.set($0) }
+        let conditional = Eventually<Result<Void, ChangeRefusal>>()
+        first.service.delete(sessionID: "t", expecting: .oneOf([1])) { conditional.set($0) }
+        #expect(first.store.waitForHeldCommit())
+        #expect(second.change(present("c"), on: "s")?.answer?.version == 2)
+        #expect(second.change(present("c"), on: "t")?.answer?.version == 2)
+        first.store.open()
+        #expect((try? unconditional.wait()?.get()) != nil)
+        #expect(try second.service.session(id: "s") == nil)
+        guard case .failure(.versionMismatch(let current)) = conditional.wait() else {
+            Issue.record("the superseded conditional deletion was not refused")
+            return
+        }
+        #expect(current == 2)
+        #expect(try second.service.session(id: "t")?.version == 2)
+    }
+
+    @Test("reads on one instance see what another committed, whatever the first holds in memory")
+    func readYourWritesAcrossInstances() throws {
+        let (first, second) = try instances()
+        for round in 1...20 {
+            let written = try #require(second.change(present("p\(round)"), on: "s")?.answer?.version)
+            #expect(try first.service.session(id: "s")?.version == written)
+        }
+        let deleted = Eventually<Result<Void, ChangeRefusal>>()
+        second.service.delete(sessionID: "s", expecting: nil) { deleted.set($0) }
+        #expect((try? deleted.wait()?.get()) != nil)
+        #expect(try first.service.session(id: "s") == nil)
+    }
+}

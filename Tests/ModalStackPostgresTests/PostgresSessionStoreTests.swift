@@ -118,6 +118,17 @@ struct PostgresSessionStoreTests {
         #expect(try store.setting("synchronous_commit") == (durability == .full ? "on" : "off"))
     }
 
+    @Test("connections time out in seconds by default; the connection string's own timeouts win")
+    func connectionDefaults() throws {
+        let database = try newDatabase()
+        let plain = try PostgresConnection(database)
+        #expect(plain.option("connect_timeout") == "5")
+        #expect(plain.option("tcp_user_timeout") == "10000")
+        let chosen = try PostgresConnection(database + " connect_timeout=2")
+        #expect(chosen.option("connect_timeout") == "2")
+        #expect(try chosen.execute("SELECT current_database()").scalar == plain.option("dbname"))
+    }
+
     @Test("SQLSTATEs map to what a client can do")
     func errorKinds() {
         func kind(_ state: String?, broken: Bool = false) -> StoreError.Kind {

@@ -11,7 +11,7 @@ final class PostgresConnection: @unchecked Sendable {
 
     /// Connects with a libpq connection string or `postgresql://` URL.
     init(_ connectionString: String) throws(PostgresError) {
-        guard let handle = PQconnectdb(connectionString) else {
+        guard let handle = PostgresConnection.withDefaults(connectionString, { PQconnectdbParams($0, $1, 1) }) else {
             throw PostgresError(sqlState: nil, message: "libpq could not allocate a connection", connectionBroken: true)
         }
         guard PQstatus(handle) == CONNECTION_OK else {
@@ -25,6 +25,37 @@ final class PostgresConnection: @unchecked Sendable {
     }
 
     deinit { PQfinish(handle) }
+
+    /// Calls `connect` with libpq keywords and values: ModalStack's defaults, then the connection
+    /// string (expanded by libpq, so what it says wins). By default a server that stops answering
+    /// fails a connection attempt after 5 s and a call after 10 s without an acknowledgement, instead
+    /// of holding a thread for the minutes TCP would take.
+    static func withDefaults<Result>(
+        _ connectionString: String,
+        _ connect: (UnsafePointer<UnsafePointer<CChar>?>, UnsafePointer<UnsafePointer<CChar>?>) -> Result
+    ) -> Result {
+        let pairs = [("connect_timeout", "5"), ("tcp_user_timeout", "10000"), ("dbname", connectionString)]
+        let keywords: [UnsafeMutablePointer<CChar>?] = pairs.map { strdup($0.0) } + [nil]
+        let values: [UnsafeMutablePointer<CChar>?] = pairs.map { strdup($0.1) } + [nil]
+        defer { for pointer in keywords + values { free(pointer) } }
+        return keywords.map { UnsafePointer($0) }.withUnsafeBufferPointer { keywords in
+            values.map { UnsafePointer($0) }.withUnsafeBufferPointer { values in
+                connect(keywords.baseAddress!, values.baseAddress!)
+            }
+        }
+    }
+
+    /// The value of a connection option as libpq settled it (`connect_timeout`, say).
+    func option(_ keyword: String) -> String? {
+        guard let options = PQconninfo(handle) else { return nil }
+        defer { PQconninfoFree(options) }
+        var option = options
+        while let name = option.pointee.keyword {
+            if String(cString: name) == keyword { return option.pointee.val.map { String(cString: $0) } }
+            option += 1
+        }
+        return nil
+    }
 
     /// Whether the connection still works as far as libpq knows (it learns of a loss on use).
     var isUsable: Bool { PQstatus(handle) == CONNECTION_OK && PQtransactionStatus(handle) == PQTRANS_IDLE }

@@ -150,7 +150,8 @@ final class PostgresListener: Sendable {
     /// as long as a host that does not answer takes to time out. A host name is still looked up
     /// synchronously, and `connect_timeout` does not apply: PQconnectPoll leaves timing to its caller.
     private func connect() -> OpaquePointer? {
-        guard let connection = PQconnectStart(connectionString) else { return nil }
+        guard let connection = PostgresConnection.withDefaults(connectionString, { PQconnectStartParams($0, $1, 1) })
+        else { return nil }
         // As libpq's documentation says: a first PQconnectPoll once the socket is writable.
         var polling = PQstatus(connection) == CONNECTION_BAD ? PGRES_POLLING_FAILED : PGRES_POLLING_WRITING
         while polling == PGRES_POLLING_READING || polling == PGRES_POLLING_WRITING {

@@ -171,8 +171,6 @@ public final class PostgresSessionStore: SessionStore {
                             continue attempt
                         }
                     }
-                    try connection.execute(
-                        "DELETE FROM idempotent_responses WHERE created_at < $1", [String(oldestResponseKept)])
                     for payload in changeNotifications.payloads(for: written) {
                         try connection.execute(
                             "SELECT pg_notify($1, $2)", [PostgresChangeNotifications.channel, payload])
@@ -186,6 +184,19 @@ public final class PostgresSessionStore: SessionStore {
             }
         }
         return superseded
+    }
+
+    /// Rows another instance's sweep is deleting are skipped, not waited for.
+    public func pruneIdempotentResponses(at now: Timestamp, limit: Int) throws(StoreError) -> Int {
+        try writer { connection throws(PostgresError) in
+            try connection.execute(
+                """
+                DELETE FROM idempotent_responses WHERE ctid IN (
+                    SELECT ctid FROM idempotent_responses WHERE created_at < $1 LIMIT $2 FOR UPDATE SKIP LOCKED)
+                """,
+                [String(retention.oldestResponseKept(at: now)), String(limit)]
+            ).affected
+        }
     }
 
     public func observeOtherWriters(_ handler: @escaping @Sendable (String?) -> Void) {

@@ -191,18 +191,27 @@ public final class SQLiteSessionStore: SessionStore {
     @discardableResult
     public func commit(_ writes: [SessionWrite]) throws(StoreError) -> Set<String> {
         guard !writes.isEmpty else { return [] }
-        let now = Timestamp(millisecondsSinceEpoch: time.wallMilliseconds())
         try write { connection throws(SQLiteError) in
             try connection.writeTransaction { () throws(SQLiteError) in
                 for write in writes {
                     try apply(write, on: connection)
                 }
-                try connection.statement("DELETE FROM idempotent_responses WHERE created_at < ?")
-                    .run([.integer(retention.oldestResponseKept(at: now))])
             }
             if checkpointer.writerShouldCheckpoint { checkpointer.writerCheckpoint(connection) }
         }
         return []
+    }
+
+    public func pruneIdempotentResponses(at now: Timestamp, limit: Int) throws(StoreError) -> Int {
+        try write { connection throws(SQLiteError) in
+            try connection.statement(
+                """
+                DELETE FROM idempotent_responses WHERE (scope, key) IN
+                    (SELECT scope, key FROM idempotent_responses WHERE created_at < ? LIMIT ?)
+                """
+            ).run([.integer(retention.oldestResponseKept(at: now)), .integer(Int64(limit))])
+            return Int(sqlite3_changes(connection.handle))
+        }
     }
 
     public func observeOtherWriters(_ handler: @escaping @Sendable (String?) -> Void) {}

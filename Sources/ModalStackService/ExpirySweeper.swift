@@ -1,10 +1,11 @@
 import Dispatch
 import Locking
 
-/// Deletes expired sessions in the background, in small batches, each its own transaction, so
-/// that requests never wait long behind it.
+/// Deletes expired sessions and idempotent responses in the background, in small batches, each
+/// its own transaction, so that requests never wait long behind it.
 public final class ExpirySweeper: Sendable {
     static let batchSize = 100
+    static let responseBatchSize = 1000
 
     private let service: SessionService
     private let intervalSeconds: Int
@@ -29,6 +30,9 @@ public final class ExpirySweeper: Sendable {
         queue.asyncAfter(deadline: .now() + .seconds(intervalSeconds)) { [self] in
             guard running.withLock({ $0 }) else { return }
             while running.withLock({ $0 }), (try? service.sweepExpired(limit: Self.batchSize)) == Self.batchSize {}
+            while running.withLock({ $0 }),
+                (try? service.pruneIdempotentResponses(limit: Self.responseBatchSize)) == Self.responseBatchSize
+            {}
             schedule()
         }
     }

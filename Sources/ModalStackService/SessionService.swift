@@ -231,6 +231,12 @@ public final class SessionService: Sendable {
         return swept
     }
 
+    /// Removes up to `limit` stored idempotent responses past their lifetime; returns how many.
+    @discardableResult
+    public func pruneIdempotentResponses(limit: Int) throws(StoreError) -> Int {
+        try store.pruneIdempotentResponses(at: time.now(), limit: limit)
+    }
+
     /// What became of a change under the commit lock.
     private enum Admission<Answer: Sendable> {
         /// Waiting for its commit; the completion runs after it.

@@ -33,6 +33,10 @@ public protocol SessionStore: Sendable {
     /// Up to `limit` sessions whose time to live ran out by `now`, for the expiry sweep.
     func expiredSessionIDs(at now: Timestamp, limit: Int) throws(StoreError) -> [String]
 
+    /// Removes up to `limit` stored responses no longer replayed at `now`; returns how many. The
+    /// expiry sweep calls it, so that commits never wait on each other's pruning.
+    func pruneIdempotentResponses(at now: Timestamp, limit: Int) throws(StoreError) -> Int
+
     /// The response stored for an idempotency key, if it is still kept.
     func idempotentResponse(scope: String, key: String) throws(StoreError) -> StoredResponse?
 

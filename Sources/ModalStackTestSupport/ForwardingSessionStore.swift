@@ -36,6 +36,10 @@ extension ForwardingSessionStore {
         try base.expiredSessionIDs(at: now, limit: limit)
     }
 
+    public func pruneIdempotentResponses(at now: Timestamp, limit: Int) throws(StoreError) -> Int {
+        try base.pruneIdempotentResponses(at: now, limit: limit)
+    }
+
     public func idempotentResponse(scope: String, key: String) throws(StoreError) -> StoredResponse? {
         try base.idempotentResponse(scope: scope, key: key)
     }

@@ -211,6 +211,33 @@ struct SessionStoreContractTests {
         #expect(try store.idempotentResponse(scope: "", key: "k-1") == global)
     }
 
+    @Test(
+        "pruning removes responses past their lifetime, at most the limit at a time, and keeps live ones",
+        arguments: StoreEngine.all)
+    func pruneResponses(engine: StoreEngine) throws {
+        let time = ManualTime()
+        let store = try engine(time: time)
+        let lifetime = RetentionPolicy.standard.idempotencyLifetimeMilliseconds
+        func now() -> Timestamp { Timestamp(millisecondsSinceEpoch: time.wallMilliseconds()) }
+        func response(_ key: String, age: Int64) -> StoredResponse {
+            StoredResponse(
+                scope: "s", key: key, fingerprint: [1], status: 200, headers: [:], body: [],
+                createdAt: Timestamp(millisecondsSinceEpoch: time.wallMilliseconds() - age))
+        }
+        let old = (0..<5).map { response("old-\($0)", age: lifetime + 1) }
+        let live = response("live", age: lifetime - 1)
+        try store.commit(
+            (old + [live]).enumerated().map { index, response in
+                Fixtures.save(Fixtures.session("s", version: Int64(index + 1)), response: response)
+            })
+        #expect(try store.pruneIdempotentResponses(at: now(), limit: 3) == 3)
+        #expect(try store.pruneIdempotentResponses(at: now(), limit: 3) == 2)
+        #expect(try store.pruneIdempotentResponses(at: now(), limit: 3) == 0)
+        #expect(try store.idempotentResponse(scope: "s", key: "live") == live)
+        time.advance(by: .milliseconds(2))
+        #expect(try store.pruneIdempotentResponses(at: now(), limit: 3) == 1)
+    }
+
     @Test("deleting a session removes everything it owns, and nothing of another's", arguments: StoreEngine.all)
     func deletionRemovesEverything(engine: StoreEngine) throws {
         let time = ManualTime()

@@ -66,14 +66,14 @@ public final class SessionService: Sendable {
         let now = time.now()
         let read = try readCommitted(id)
         guard let session = read.session, !session.isExpired(at: now) else { return nil }
+        var rendered = read.rendered
         if read.fromStore {
             pending.withLock { _ in
                 if read.isCurrent(settledBatches) { workingSet.loaded(session) }
             }
+            rendered = workingSet.rendering(of: session)
         }
-        if case .session(let held, let rendered?) = workingSet.lookup(id), held.version == session.version {
-            return (session, rendered)
-        }
+        if let rendered { return (session, rendered) }
         let body = session.serialized()
         workingSet.rendered(body, for: session)
         return (session, body)
@@ -317,7 +317,8 @@ public final class SessionService: Sendable {
         if store.isShared { return try readFromStore(id) }
         let settled = settledBatches.load(ordering: .acquiring)
         switch workingSet.lookup(id) {
-        case .session(let session, _): return CommittedRead(settledBatches: settled, session: session, fromStore: false)
+        case .session(let session, let rendered):
+            return CommittedRead(settledBatches: settled, session: session, fromStore: false, rendered: rendered)
         case .deleted: return CommittedRead(settledBatches: settled, session: nil, fromStore: false)
         case .miss: return try readFromStore(id)
         }
@@ -374,13 +375,14 @@ public final class SessionService: Sendable {
             for commit in batch where !superseded.contains(commit.sessionID) {
                 pending.settle(commit.sessionID)
             }
+            defer { settledBatches.add(1, ordering: .releasing) }
+            guard !superseded.isEmpty else { return [] }
             let queued = pending.queue.filter { superseded.contains($0.sessionID) }
             pending.queue.removeAll { superseded.contains($0.sessionID) }
             for id in superseded {
                 pending.sessions[id] = nil
                 workingSet.forget(id)
             }
-            settledBatches.add(1, ordering: .releasing)
             return batch.filter { superseded.contains($0.sessionID) } + queued
         }
         for commit in batch where !superseded.contains(commit.sessionID) {
@@ -392,8 +394,12 @@ public final class SessionService: Sendable {
                 notifier.publish(.deleted(sessionID: commit.sessionID))
             }
         }
-        for commit in decideAgain {
-            commit.finish?(.superseded)
+        guard !decideAgain.isEmpty else { return }
+        // Off the committing thread (deciding again reads the store), one after another, in order.
+        DispatchQueue.global().async {
+            for commit in decideAgain {
+                commit.finish?(.superseded)
+            }
         }
     }
 
@@ -458,9 +464,11 @@ struct CommittedRead {
     let settledBatches: UInt64
     /// Nil: the session does not exist, or is deleted.
     let session: Session?
-    /// Whether it came from the store (the working set did not hold it), so the working set
-    /// may be given it.
+    /// Whether it came from the store (the working set did not hold it, or the store is
+    /// shared), so the working set may be given it.
     let fromStore: Bool
+    /// The session's JSON, when the working set held it rendered.
+    var rendered: [UInt8]? = nil
 
     /// Whether no batch settled since the read, so it is still the committed state: only a
     /// settling batch changes what the store or the working set holds for a session.

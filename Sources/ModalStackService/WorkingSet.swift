@@ -69,6 +69,16 @@ final class WorkingSet: Sendable {
         }
     }
 
+    /// The JSON rendered for the session's version, if the working set holds that version rendered.
+    func rendering(of session: Session) -> [UInt8]? {
+        state.withLock { state in
+            guard let slot = state.slots[session.id], state.entries[slot].isCurrent,
+                state.entries[slot].session?.version == session.version
+            else { return nil }
+            return state.entries[slot].rendered
+        }
+    }
+
     /// Keeps the JSON rendered for a session's version, if that version is still the one held.
     func rendered(_ body: [UInt8], for session: Session) {
         state.withLock { state in

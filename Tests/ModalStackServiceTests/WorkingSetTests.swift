@@ -86,6 +86,24 @@ struct WorkingSetTests {
         #expect(afterCommit == nil)
     }
 
+    @Test("a forgotten session misses until it is learnt again, whatever its version was")
+    func forget() {
+        let workingSet = WorkingSet(capacity: 10)
+        workingSet.committed(session("s", version: 5), id: "s")
+        workingSet.rendered([5], for: session("s", version: 5))
+        workingSet.forget("s")
+        #expect(isMiss(workingSet.lookup("s")))
+        #expect(workingSet.rendering(of: session("s", version: 5)) == nil)
+        // Another instance may have deleted and re-created it: an older version read now is the truth.
+        workingSet.loaded(session("s", version: 2))
+        #expect(version(workingSet.lookup("s")) == 2)
+        workingSet.rendered([2], for: session("s", version: 2))
+        #expect(workingSet.rendering(of: session("s", version: 2)) == [2])
+        #expect(workingSet.rendering(of: session("s", version: 3)) == nil)
+        workingSet.forget("missing")
+        #expect(isMiss(workingSet.lookup("missing")))
+    }
+
     @Test("a capacity of 0 keeps nothing")
     func disabled() {
         let workingSet = WorkingSet(capacity: 0)

@@ -1,0 +1,1086 @@
+import Foundation
+import Glibc
+import ModalStackCore
+import ModalStackHTTP
+import ModalStackTestSupport
+import Synchronization
+import Testing
+
+/// Several instances of the built binary on one database of a real PostgreSQL server, as behind a
+/// load balancer without sticky sessions (README, "Several instances on PostgreSQL"): a read on
+/// one instance sees what another acknowledged, versions stay gap-free however writers spread over
+/// the instances, watchers wake for other instances' commits, an idempotent retry may land on any
+/// instance, a kill -9 of one instance loses and doubles nothing, and PostgreSQL restarting under
+/// running instances is survived without restarting them.
+///
+/// Latencies are printed, not asserted: the bounds are checked by reading the figures. Replay the
+/// random parts with `MODALSTACK_SEED=<seed>` (printed); `MODALSTACK_SOAK=1` runs 200 kill trials.
+@Suite(
+    "Several instances on one PostgreSQL database",
+    .enabled(if: ServerProcess.isLocal, "starts, kills and restarts its own instances"),
+    .enabled(if: PostgresServer.isAvailable, Comment(rawValue: PostgresServer.unavailableReason ?? "")),
+    .serialized)
+struct MultiInstanceTests {
+    static let readRounds = 200
+    static let contendingWritersPerInstance = 3
+    static let contendingRequests = 80
+    static let wakeRounds = 100
+    static let streamedChanges = 100
+    static let streamedBurst = 50
+    static let simultaneousRounds = 30
+    static let killTrials = Soak.isOn ? 200 : 20
+    /// Writers per kill trial: the even ones write on A, the odd ones on B.
+    static let killWriters = 4
+    static let killWritersOnA = (killWriters + 1) / 2
+    /// Changes acknowledged before the kill, drawn from this range for each trial.
+    static let killLoad = 50...300
+    /// Changes acknowledged after the kill (on B) before the writers stop.
+    static let loadAfterKill = 20
+
+    // MARK: Read your writes
+
+    @Test("a change acknowledged by one instance is read at its version or later on the two others, 200 times")
+    func readYourWrites() throws {
+        let servers = try instances(3)
+        let clients = servers.map { $0.client() }
+        let base = "/v1/sessions/\(uniqueSessionID("ryw"))"
+        try #require(try clients[0].call("PUT", base).status == 201)
+        var reads = 0
+        var stale: [String] = []
+        for round in 0..<Self.readRounds {
+            // Each instance writes in turn, so every ordered pair of instances is checked.
+            let writer = round % clients.count
+            let change = try alternatingChange(round, on: clients[writer], base: base)
+            try #require(change.status == (round % 2 == 0 ? 201 : 200), "round \(round): \(change.excerpt)")
+            let acknowledged = try #require(change.json["session"])
+            let version = try #require(acknowledged["version"]?.intValue)
+            for reader in clients.indices where reader != writer {
+                let read = try clients[reader].call("GET", base)
+                reads += 1
+                let seen = read.json["version"]?.intValue ?? -1
+                if read.status != 200 || seen < version || (seen == version && read.json != acknowledged) {
+                    stale.append(
+                        "round \(round): instance \(writer) acknowledged version \(version) with stack \(acknowledged.stackIDs), instance \(reader) answered \(read.status) version \(seen) stack \(read.json.stackIDs)"
+                    )
+                }
+            }
+        }
+        let final = try clients[1].call("GET", base)
+        print(
+            "MultiInstanceTests.readYourWrites: \(Self.readRounds) changes spread over 3 instances, "
+                + "\(reads) immediate reads on the other two, \(stale.count) older than the acknowledged version")
+        #expect(stale.isEmpty, "\(stale.count) reads missed the acknowledged change: \(stale.prefix(5))")
+        #expect(final.json["version"]?.intValue == Self.readRounds + 1)
+    }
+
+    // MARK: Gap-free versions
+
+    @Test("writers on one session through two instances: every version given once, 1…N, and a gap-free event log")
+    func gapFreeVersions() throws {
+        // The log must keep every change, so that it replays from an empty stack.
+        let servers = try instances(2, arguments: ["--event-log-size", "1000000"])
+        let id = uniqueSessionID("contended")
+        let setup = servers[0].client()
+        let created = try setup.call("PUT", "/v1/sessions/\(id)")
+        try #require(created.status == 201)
+        #expect(created.json["version"]?.intValue == 1)
+
+        let seed = SeededGenerator.seed()
+        let writers = Self.contendingWritersPerInstance * servers.count
+        print(
+            "MultiInstanceTests.gapFreeVersions: seed \(seed), \(writers) writers over 2 instances, "
+                + "\(Self.contendingRequests) requests each")
+        let group = ThreadGroup(count: writers) { index in
+            let instance = index % servers.count
+            var writer = ContendingWriter(
+                index: index, instance: instance, sessionID: id,
+                client: HTTPClient(host: servers[instance].host, port: servers[instance].port),
+                seed: seed &+ UInt64(index))
+            writer.run(requests: Self.contendingRequests)
+            return writer.log
+        }
+        let logs = group.join()
+        for fault in logs.flatMap(\.faults) {
+            Issue.record("\(fault) (seed \(seed))")
+        }
+        let acks = logs.flatMap(\.acks)
+        var statuses: [Int: Int] = [:]
+        for log in logs {
+            statuses.merge(log.statuses, uniquingKeysWith: +)
+        }
+        let final = try setup.call("GET", "/v1/sessions/\(id)")
+        try #require(final.status == 200)
+        let finalVersion = try #require(final.json["version"]?.intValue)
+        #expect(try servers[1].client().call("GET", "/v1/sessions/\(id)").json == final.json)
+        print(
+            "MultiInstanceTests.gapFreeVersions: \(acks.count) acknowledged changes "
+                + "(\(acks.filter { $0.instance == 0 }.count) on A, \(acks.filter { $0.instance == 1 }.count) on B), "
+                + "final version \(finalVersion), statuses "
+                + statuses.sorted { $0.key < $1.key }.map { "\($0.key)×\($0.value)" }.joined(separator: " "))
+
+        // Each change once: the acknowledged versions are distinct and, with the creation, are 1…N.
+        let versions = acks.map(\.version)
+        var seen: [Int: Int] = [:]
+        for version in versions { seen[version, default: 0] += 1 }
+        let duplicated = seen.filter { $0.value > 1 }.keys.sorted()
+        #expect(duplicated.isEmpty, "versions acknowledged more than once: \(duplicated.prefix(20))")
+        #expect(
+            Set(versions + [1]) == Set(1...finalVersion),
+            "acknowledged versions miss \(Set(1...finalVersion).subtracting(versions + [1]).sorted().prefix(20))")
+        #expect(versions.count + 1 == finalVersion)
+        #expect(acks.count >= writers * 5, "too few changes went through to mean anything")
+        // The writers raced: If-Match lost some races, and both instances got changes in.
+        #expect(statuses[412, default: 0] > 0)
+        #expect(Set(acks.map(\.instance)) == [0, 1])
+
+        // The event log, the same on both instances: versions 1…N in order, replaying to every
+        // acknowledged state and to the final one.
+        let events = try setup.eventLog(of: id, limit: 97)
+        #expect(try servers[1].client().eventLog(of: id) == events, "the instances list different event logs")
+        let replay = EventReplay(events)
+        #expect(replay.faults.isEmpty, "\(replay.faults.prefix(10))")
+        #expect(replay.versions == Array(1...finalVersion), "the log's versions are not 1...\(finalVersion) in order")
+        #expect(replay.finalState.stack == final.json.stackIDs, "the log replays to another stack than the session's")
+        #expect(replay.finalState.queue == final.json.queueIDs, "the log replays to another queue than the session's")
+        var divergences: [String] = []
+        for ack in acks.sorted(by: { $0.version < $1.version }) {
+            guard let state = replay.state(after: ack.version) else {
+                divergences.append("v\(ack.version) (\(ack.operation)) is not in the log")
+                continue
+            }
+            if state.stack != ack.stack || state.queue != ack.queue {
+                divergences.append(
+                    "v\(ack.version) (\(ack.operation) on instance \(ack.instance)): acknowledged stack \(ack.stack) queue \(ack.queue), the log replays to stack \(state.stack) queue \(state.queue)"
+                )
+            }
+        }
+        #expect(
+            divergences.isEmpty,
+            "\(divergences.count) acknowledged states the log does not replay to: \(divergences.prefix(2))")
+    }
+
+    // MARK: Wake-ups across instances
+
+    @Test("a long poll on one instance answers a change made on another, long before its wait ends, 100 times")
+    func longPollAcrossInstances() throws {
+        let servers = try instances(2)
+        let writer = servers[0].client()
+        let gauge = servers[1].client()
+        let base = "/v1/sessions/\(uniqueSessionID("poll"))"
+        var version = try #require(try writer.call("PUT", base).json["version"]?.intValue)
+        var latencies: [Double] = []
+        var roundTrips: [Double] = []
+        for round in 0..<Self.wakeRounds {
+            let wake = try wakeUp(on: servers[1], gauge: gauge, base: base, after: version) {
+                try alternatingChange(round, on: writer, base: base)
+            }
+            let acknowledged = try #require(
+                wake.acknowledged.json["session"], "round \(round): \(wake.acknowledged.excerpt)")
+            guard wake.check(round: round) else { break }
+            latencies.append(wake.latency)
+            roundTrips.append(wake.writeRoundTrip)
+            version = try #require(acknowledged["version"]?.intValue)
+        }
+        print(
+            "MultiInstanceTests.longPollAcrossInstances: \(latencies.count) long polls on B (wait=20) woken by a change on A; "
+                + "B's answer − A's ack: \(summary(latencies)); A's write round trip: \(summary(roundTrips))")
+        #expect(latencies.count == Self.wakeRounds)
+    }
+
+    @Test(
+        "an event stream on one instance sends the changes committed on another, in order, each with its version as id")
+    func eventStreamAcrossInstances() throws {
+        let servers = try instances(2)
+        let writer = servers[0].client()
+        let base = "/v1/sessions/\(uniqueSessionID("stream"))"
+        try #require(try writer.call("PUT", base).status == 201)
+        let watcher = HTTPClient(host: servers[1].host, port: servers[1].port, timeoutSeconds: 10)
+        defer { watcher.close() }
+        let head = try watcher.openStream(path: "\(base)/events/stream")
+        try #require(head.status == 200)
+        #expect(head.headers["Content-Type"] == "text/event-stream")
+        let first = try #require(try watcher.nextEvent())
+        #expect(first.event == "session")
+        #expect(first.id == "1")
+
+        // One change at a time, each read off the stream before the next: the latency.
+        var latencies: [Double] = []
+        var mismatches: [String] = []
+        for round in 0..<Self.streamedChanges {
+            let change = try alternatingChange(round, on: writer, base: base)
+            let acknowledgedAt = ContinuousClock.now
+            let acknowledged = try #require(change.json["session"], "round \(round): \(change.excerpt)")
+            guard let event = try watcher.nextEvent(timeout: 10) else {
+                Issue.record("round \(round): the stream on B ended")
+                break
+            }
+            latencies.append(milliseconds(from: acknowledgedAt, to: .now))
+            if let mismatch = mismatch(event, acknowledged) { mismatches.append("round \(round): \(mismatch)") }
+        }
+
+        // A burst of changes without waiting, then the stream: all of them, in order.
+        var burst: [JSONValue] = []
+        for round in 0..<Self.streamedBurst {
+            let change = try alternatingChange(round, on: writer, base: base)
+            burst.append(try #require(change.json["session"], "burst \(round): \(change.excerpt)"))
+        }
+        var streamed = 0
+        for acknowledged in burst {
+            guard let event = try watcher.nextEvent(timeout: 10) else {
+                Issue.record("the stream on B ended after \(streamed) of the burst's \(burst.count) changes")
+                break
+            }
+            streamed += 1
+            if let mismatch = mismatch(event, acknowledged) { mismatches.append("burst: \(mismatch)") }
+        }
+        print(
+            "MultiInstanceTests.eventStreamAcrossInstances: \(latencies.count) changes on A streamed by B one at a time, "
+                + "B's event − A's ack: \(summary(latencies)); then a burst of \(streamed) of \(burst.count) in order")
+        #expect(
+            mismatches.isEmpty,
+            "\(mismatches.count) events differ from the acknowledged changes: \(mismatches.prefix(3))")
+        #expect(latencies.count == Self.streamedChanges)
+        #expect(streamed == Self.streamedBurst)
+    }
+
+    /// Why a streamed event is not the `change` event of the acknowledged session; nil when it is.
+    private func mismatch(_ event: ServerSentEvent, _ acknowledged: JSONValue) -> String? {
+        let version = acknowledged["version"]?.intValue ?? -1
+        let stack = event.data["stack"]?.arrayValue?.compactMap(\.stringValue)
+        guard event.event == "change", event.id == String(version), event.data["version"]?.intValue == version,
+            stack == acknowledged.stackIDs
+        else {
+            return
+                "acknowledged version \(version) with stack \(acknowledged.stackIDs), streamed \(event.event ?? "-") id \(event.id ?? "-") version \(event.data["version"]?.intValue ?? -1) stack \(stack ?? [])"
+        }
+        return nil
+    }
+
+    // MARK: Idempotent retries across instances
+
+    @Test("an idempotent present retried on other instances is replayed byte for byte; the session moves once")
+    func idempotentRetryAcrossInstances() throws {
+        let servers = try instances(3)
+        let clients = servers.map { $0.client() }
+        let id = uniqueSessionID("retry")
+        let base = "/v1/sessions/\(id)"
+        try #require(try clients[0].call("PUT", base).status == 201)
+        let headers: HTTPHeaders = ["Content-Type": "application/json", "Idempotency-Key": "checkout-1"]
+        let body = JSONValue.object(["destination": "checkout", "payload": ["cart": "c-1"]]).serialized()
+        let first = try clients[0].send(method: "POST", path: "\(base)/presentations", headers: headers, body: body)
+        try #require(first.status == 201, "\(first.text)")
+        #expect(first.headers["Idempotent-Replayed"] == nil)
+        for (index, client) in clients.enumerated().dropFirst() {
+            let retry = try client.send(method: "POST", path: "\(base)/presentations", headers: headers, body: body)
+            #expect(retry.status == first.status, "instance \(index)")
+            #expect(retry.body == first.body, "instance \(index): \(retry.text)")
+            #expect(retry.headers["Idempotent-Replayed"] == "true", "instance \(index)")
+            #expect(retry.headers["ETag"] == first.headers["ETag"], "instance \(index)")
+            #expect(retry.headers["Location"] == first.headers["Location"], "instance \(index)")
+        }
+        for (index, client) in clients.enumerated() {
+            let session = try client.call("GET", base)
+            #expect(session.json["version"]?.intValue == 2, "instance \(index)")
+            #expect(session.json["stack"]?.arrayValue?.count == 1, "instance \(index)")
+        }
+        let types = try clients[2].eventLog(of: id).compactMap { $0["type"]?.stringValue }
+        #expect(types == ["sessionCreated", "presented"])
+    }
+
+    @Test("the same idempotent present sent to two instances at once makes one change, and both get the same answer")
+    func simultaneousRetryOnTwoInstances() throws {
+        // Deep enough that every round's present goes on the stack.
+        let servers = try instances(2, arguments: ["--max-depth", "64"])
+        let setup = servers[0].client()
+        let id = uniqueSessionID("both")
+        let base = "/v1/sessions/\(id)"
+        try #require(try setup.call("PUT", base).status == 201)
+        var faults: [String] = []
+        var madeBy = [0, 0]
+        for round in 0..<Self.simultaneousRounds {
+            let path = "\(base)/presentations"
+            let headers: HTTPHeaders = ["Content-Type": "application/json", "Idempotency-Key": "both-\(round)"]
+            let body = JSONValue.object(["destination": .string("d\(round)")]).serialized()
+            let start = StartLine(runners: servers.count)
+            let answers = ThreadGroup(count: servers.count) { index -> Result<HTTPClientResponse, HTTPClientError> in
+                let client = HTTPClient(host: servers[index].host, port: servers[index].port)
+                defer { client.close() }
+                // Connected first, so that the two requests leave together.
+                _ = try? client.send(path: "/livez")
+                start.arriveAndWait()
+                return Result { () throws(HTTPClientError) in
+                    try client.send(method: "POST", path: path, headers: headers, body: body)
+                }
+            }.join()
+            guard case .success(let onA) = answers[0], case .success(let onB) = answers[1] else {
+                faults.append("round \(round): a request failed: \(answers)")
+                continue
+            }
+            let replayed = [onA, onB].map { $0.headers["Idempotent-Replayed"] == "true" }
+            if let original = replayed.firstIndex(of: false) { madeBy[original] += 1 }
+            let version = JSONResponse(onA).json["session"]?["version"]?.intValue
+            if onA.status != 201 || onB.status != 201 || onA.body != onB.body || replayed.filter({ $0 }).count != 1
+                || version != round + 2
+            {
+                faults.append(
+                    "round \(round): A answered \(onA.status) (replayed \(replayed[0])) \(onA.text.prefix(200)), B \(onB.status) (replayed \(replayed[1])) \(onB.text.prefix(200)); version \(version ?? -1), expected \(round + 2)"
+                )
+            }
+        }
+        let final = try servers[1].client().call("GET", base)
+        let destinations = final.json["stack"]?.arrayValue?.compactMap { $0["destination"]?.stringValue } ?? []
+        print(
+            "MultiInstanceTests.simultaneousRetryOnTwoInstances: \(Self.simultaneousRounds) keys sent to A and B at once; "
+                + "the change made by A \(madeBy[0])×, by B \(madeBy[1])×, the other replayed; \(faults.count) faults")
+        #expect(faults.isEmpty, "\(faults.count) rounds: \(faults.prefix(3))")
+        #expect(final.json["version"]?.intValue == Self.simultaneousRounds + 1)
+        #expect(destinations == (0..<Self.simultaneousRounds).map { "d\($0)" })
+    }
+
+    // MARK: kill -9 of one instance
+
+    @Test(
+        "kill -9 of one instance under load: its writers retry on the other with the same keys; nothing lost or doubled"
+    )
+    func killOneInstanceUnderLoad() throws {
+        let servers = try instances(2)
+        let (a, b) = (servers[0], servers[1])
+        let seed = SeededGenerator.seed()
+        var random = SeededGenerator(seed: seed)
+        print("MultiInstanceTests.killOneInstanceUnderLoad: seed \(seed), \(Self.killTrials) trials")
+        let started = ContinuousClock.now
+        var totals = KillReport()
+        for trial in 0..<Self.killTrials {
+            let report = try killTrial(
+                trial, a: a, b: b, seed: random.next(), load: Int.random(in: Self.killLoad, using: &random))
+            for fault in report.faults {
+                Issue.record("trial \(trial) (seed \(seed)): \(fault)")
+            }
+            totals.add(report)
+            try a.start()
+        }
+        // Nothing else is stored: every session was written by a writer, at its last acknowledged version.
+        let listed = try listSessions(through: b.client())
+        for (id, version) in listed where totals.lastVersions[id] != version {
+            totals.phantoms += 1
+            Issue.record(
+                "session \(id) is stored at version \(version), its writers were acknowledged \(totals.lastVersions[id].map { "up to version \($0)" } ?? "nothing")"
+            )
+        }
+        let elapsed = milliseconds(from: started, to: .now) / 1000
+        print(
+            "MultiInstanceTests.killOneInstanceUnderLoad: \(Self.killTrials) trials in \(String(format: "%.1f", elapsed)) s, "
+                + "\(totals.acknowledged) acknowledged changes checked, \(totals.losses) lost, \(totals.doubled) doubled, "
+                + "\(totals.phantoms) phantoms; \(totals.retriedOnB) requests failed on A and were retried on B "
+                + "(\(totals.replayedOnB) of them replayed: A had committed them), \(listed.count) sessions stored, seed \(seed)"
+        )
+        #expect(totals.losses == 0, "acknowledged changes were lost")
+        #expect(totals.doubled == 0, "keyed changes were applied more than once")
+        #expect(totals.phantoms == 0, "changes appeared that no request explains")
+        #expect(listed.count == totals.lastVersions.count)
+        #expect(totals.retriedOnB == Self.killTrials * Self.killWritersOnA, "every writer of A retries once on B")
+        #expect(totals.acknowledged >= Self.killTrials * Self.killLoad.lowerBound, "too little load to mean anything")
+    }
+
+    private func killTrial(_ trial: Int, a: ServerProcess, b: ServerProcess, seed: UInt64, load: Int) throws
+        -> KillReport
+    {
+        let killed = StopFlag()
+        let stopped = StopFlag()
+        let progress = KillProgress()
+        let endpoints = (a: (host: a.host, port: a.port), b: (host: b.host, port: b.port))
+        let group = ThreadGroup(count: Self.killWriters) { index in
+            let writesOnA = index % 2 == 0
+            let primary = writesOnA ? endpoints.a : endpoints.b
+            var writer = KillWriter(
+                trial: trial, index: index, writesOnA: writesOnA,
+                primary: HTTPClient(host: primary.host, port: primary.port),
+                fallback: HTTPClient(host: endpoints.b.host, port: endpoints.b.port), seed: seed &+ UInt64(index),
+                sessions: (0..<4).map { "k\(trial)-w\(index)-s\($0)" })
+            writer.run(killed: killed, stopped: stopped, progress: progress)
+            progress.writerEnded()
+            return writer.log
+        }
+        var report = KillReport()
+        let loaded = waitUntil(timeout: .seconds(20)) {
+            progress.acknowledged >= load || progress.endedWriters == Self.killWriters
+        }
+        if !loaded || progress.acknowledged < load {
+            report.faults.append("only \(progress.acknowledged) of \(load) changes were acknowledged before the kill")
+        }
+        let acknowledgedAtKill = progress.acknowledged
+        killed.set()
+        a.stop(signal: SIGKILL)
+        // The load goes on, on B, until each writer of A had its failed request answered there, and some more.
+        let resumed = waitUntil(timeout: .seconds(20)) {
+            (progress.movedToB == Self.killWritersOnA
+                && progress.acknowledged >= acknowledgedAtKill + Self.loadAfterKill)
+                || progress.endedWriters == Self.killWriters
+        }
+        if !resumed {
+            report.faults.append(
+                "after the kill \(progress.movedToB) of \(Self.killWritersOnA) writers of A got their retry answered on B"
+            )
+        }
+        stopped.set()
+        let logs = group.join()
+        for log in logs {
+            report.faults += log.faults
+            report.retriedOnB += log.retriedOnB
+            report.replayedOnB += log.replayedOnB
+        }
+        let reader = b.client()
+        defer { reader.close() }
+        for log in logs {
+            for session in log.touchedSessions {
+                try check(
+                    session: session, acks: log.acks.filter { $0.session == session }, through: reader, into: &report)
+            }
+        }
+        return report
+    }
+
+    /// Reads one session back through B and compares it, and its event log, with what its writer was told.
+    private func check(
+        session id: String, acks: [KillWriter.Ack], through reader: HTTPClient, into report: inout KillReport
+    ) throws {
+        report.acknowledged += acks.count
+        let response = try reader.call("GET", "/v1/sessions/\(id)")
+        guard response.status == 200, let stored = response.json["version"]?.intValue else {
+            if response.status == 404, acks.isEmpty { return }
+            report.losses += acks.count
+            report.faults.append(
+                "\(id): GET on B answered \(response.status); \(acks.count) acknowledged changes are gone")
+            return
+        }
+        report.lastVersions[id] = stored
+        // One writer, one request at a time, each answered: its acknowledged versions are 1…N.
+        let versions = acks.map(\.version)
+        if versions != Array(1...max(1, versions.count)) {
+            report.faults.append("\(id): acknowledged versions \(versions), expected 1...\(versions.count)")
+        }
+        let last = acks.last
+        if stored < versions.count {
+            report.losses += versions.count - stored
+            report.faults.append("\(id): stored version \(stored), but \(versions.count) changes were acknowledged")
+        } else if stored > versions.count {
+            report.doubled += stored - versions.count
+            report.faults.append(
+                "\(id): stored version \(stored) after \(versions.count) acknowledged changes; the last was \(last.map { "\($0.operation) (\($0.key))" } ?? "-")"
+            )
+        } else if response.json.stackIDs != last?.stack ?? [] {
+            report.losses += 1
+            report.faults.append("\(id): stored stack \(response.json.stackIDs), acknowledged \(last?.stack ?? [])")
+        }
+
+        // The log: every version once, each acknowledged state, and each keyed present exactly once.
+        let events = try reader.eventLog(of: id)
+        let replay = EventReplay(events)
+        for fault in replay.faults {
+            report.faults.append("\(id): event log: \(fault)")
+        }
+        if replay.versions != Array(1...stored) {
+            report.faults.append("\(id): event log versions \(replay.versions), expected 1...\(stored)")
+        }
+        var presented: [String: Int] = [:]
+        for event in events where event["type"]?.stringValue == "presented" {
+            presented[event["presentation"]?["destination"]?.stringValue ?? "?", default: 0] += 1
+        }
+        for ack in acks {
+            if let destination = ack.destination {
+                switch presented.removeValue(forKey: destination) ?? 0 {
+                case 1: break
+                case 0:
+                    report.losses += 1
+                    report.faults.append("\(id): \(ack.operation) (\(ack.key)) is not in the event log")
+                case let count:
+                    report.doubled += count - 1
+                    report.faults.append("\(id): \(ack.operation) (\(ack.key)) is in the event log \(count) times")
+                }
+            }
+            if replay.state(after: ack.version)?.stack != ack.stack {
+                report.losses += 1
+                report.faults.append(
+                    "\(id): the log replays version \(ack.version) to \(replay.state(after: ack.version)?.stack ?? []), acknowledged \(ack.stack)"
+                )
+            }
+        }
+        for (destination, count) in presented {
+            report.phantoms += count
+            report.faults.append("\(id): \(destination) presented \(count)× in the event log, never acknowledged")
+        }
+    }
+
+    /// Every stored session's id and version, through the listing (following `next`).
+    private func listSessions(through client: HTTPClient) throws -> [String: Int] {
+        var sessions: [String: Int] = [:]
+        var path: String? = "/v1/sessions?limit=100"
+        while let next = path {
+            let page = try client.call("GET", next)
+            try #require(page.status == 200, "GET \(next): \(page.excerpt)")
+            for session in page.json["sessions"]?.arrayValue ?? [] {
+                sessions[session["id"]?.stringValue ?? "?"] = session["version"]?.intValue ?? -1
+            }
+            path = page.json["next"]?.stringValue
+        }
+        return sessions
+    }
+
+    // MARK: PostgreSQL restarted
+
+    @Test(
+        "PostgreSQL restarted under running instances: 503 with Retry-After while it is down, then writes and wake-ups")
+    func databaseRestart() throws {
+        let postgres = try PostgresServer()
+        defer { postgres.stop() }
+        let servers = try instances(2, on: postgres)
+        let (a, b) = (servers[0].client(), servers[1].client())
+        let base = "/v1/sessions/\(uniqueSessionID("outage"))"
+        try #require(try a.call("POST", "\(base)/presentations", json: ["destination": "before"]).status == 201)
+        #expect(try b.call("GET", base).json["version"]?.intValue == 1)
+        // A stream on B, open through the outage.
+        let watcher = HTTPClient(host: servers[1].host, port: servers[1].port, timeoutSeconds: 10)
+        defer { watcher.close() }
+        try #require(try watcher.openStream(path: "\(base)/events/stream").status == 200)
+        #expect(try watcher.nextEvent()?.id == "1")
+
+        try postgres.stopServer()
+        for (name, client) in [("A", a), ("B", b)] {
+            let write = try client.call(
+                "POST", "\(base)/presentations", json: ["destination": .string("during-\(name)")],
+                headers: ["Idempotency-Key": "during-\(name)"])
+            #expect(write.status == 503, "a write on \(name): \(write.excerpt)")
+            #expect(write.json["type"]?.stringValue?.hasSuffix("storage-unavailable") == true, "\(write.excerpt)")
+            #expect(write.headers["Retry-After"] != nil, "a write on \(name) without Retry-After")
+            let read = try client.call("GET", base)
+            #expect(read.status == 503, "a read on \(name): \(read.excerpt)")
+            #expect(read.json["type"]?.stringValue?.hasSuffix("storage-unavailable") == true, "\(read.excerpt)")
+            let ready = try client.call("GET", "/readyz")
+            #expect(ready.status == 503, "/readyz on \(name): \(ready.excerpt)")
+            #expect(
+                ready.json["reason"]?.stringValue?.contains("database") == true, "/readyz on \(name): \(ready.excerpt)")
+            #expect(try client.call("GET", "/livez").status == 200)
+        }
+
+        try postgres.startServer()
+        let restarted = ContinuousClock.now
+        // The writes refused during the outage, retried with their keys until they go through, once each.
+        var backAfter: [String] = []
+        for (name, client) in [("A", a), ("B", b)] {
+            var answer: JSONResponse?
+            let back = try waitUntil(timeout: .seconds(30), pollingEvery: .milliseconds(50)) {
+                let write = try client.call(
+                    "POST", "\(base)/presentations", json: ["destination": .string("during-\(name)")],
+                    headers: ["Idempotency-Key": "during-\(name)"])
+                guard write.status != 503 else { return false }
+                answer = write
+                return true
+            }
+            #expect(back, "writes on \(name) still answered 503 30 s after PostgreSQL came back")
+            #expect(answer?.status == 201, "the write on \(name) after the restart: \(answer?.excerpt ?? "-")")
+            backAfter.append("\(name) \(String(format: "%.0f", milliseconds(from: restarted, to: .now))) ms")
+        }
+        let ready = try waitUntil(timeout: .seconds(10), pollingEvery: .milliseconds(50)) {
+            try a.call("GET", "/readyz").status == 200 && b.call("GET", "/readyz").status == 200
+        }
+        #expect(ready, "/readyz did not come back to 200 on both instances")
+        let session = try b.call("GET", base)
+        #expect(session.json["version"]?.intValue == 3)
+        #expect(
+            session.json["stack"]?.arrayValue?.compactMap { $0["destination"]?.stringValue } == [
+                "before", "during-A", "during-B",
+            ])
+
+        // Each listener subscribed again: long polls wake for the other instance's changes, both ways.
+        var version = session.json["version"]?.intValue ?? 3
+        var latencies: [Double] = []
+        for round in 0..<10 {
+            let (watched, writer, gauge) = round % 2 == 0 ? (servers[1], a, b) : (servers[0], b, a)
+            let wake = try wakeUp(on: watched, gauge: gauge, base: base, after: version) {
+                try alternatingChange(round + 1, on: writer, base: base)
+            }
+            guard wake.check(round: round) else { break }
+            latencies.append(wake.latency)
+            version = wake.acknowledged.json["session"]?["version"]?.intValue ?? -1
+        }
+        // The stream open through the outage went on: every change since, in order.
+        var streamed: [String] = []
+        while streamed.count < version - 1, let event = try watcher.nextEvent(timeout: 10) {
+            streamed.append(event.event == "change" ? event.id ?? "?" : "\(event.event ?? "-") \(event.id ?? "-")")
+        }
+        #expect(streamed == (2...version).map(String.init), "the stream open through the outage sent \(streamed)")
+        print(
+            "MultiInstanceTests.databaseRestart: writes back after the restart: \(backAfter.joined(separator: ", ")); "
+                + "\(latencies.count) long polls woken across instances afterwards, answer − ack: \(summary(latencies)) "
+                + "(the first \(latencies.first.map { String(format: "%.2f ms", $0) } ?? "-")); "
+                + "the stream open through the outage sent \(streamed.count) of \(version - 1) changes")
+        #expect(latencies.count == 10)
+    }
+
+    @Test("PostgreSQL back: /readyz is 200 again on every instance without waiting for a write to get through")
+    func readinessAfterDatabaseRestart() throws {
+        let postgres = try PostgresServer()
+        defer { postgres.stop() }
+        let servers = try instances(2, on: postgres)
+        let (a, b) = (servers[0].client(), servers[1].client())
+        let base = "/v1/sessions/\(uniqueSessionID("ready"))"
+        try #require(try a.call("PUT", base).status == 201)
+
+        // Writers on A while PostgreSQL stops: some commits fail half-way, not only the reads before them.
+        let stopped = StopFlag()
+        let (acknowledged, refused) = (Tally(), Tally())
+        let (host, port) = (servers[0].host, servers[0].port)
+        let writers = ThreadGroup(count: 2) { index in
+            let client = HTTPClient(host: host, port: port)
+            defer { client.close() }
+            var round = 0
+            while !stopped.isSet {
+                round += 1
+                let path = round % 2 == 0 ? "\(base)-\(index)/dismiss" : "\(base)-\(index)/presentations"
+                let body: JSONValue = round % 2 == 0 ? [:] : ["destination": .string("w\(index)n\(round)")]
+                guard let response = try? client.call("POST", path, json: body) else { continue }
+                (response.status == 503 ? refused : acknowledged).add()
+            }
+        }
+        #expect(waitUntil(timeout: .seconds(10)) { acknowledged.count >= 50 })
+        try postgres.stopServer()
+        #expect(waitUntil(timeout: .seconds(10)) { refused.count >= 20 })
+        stopped.set()
+        _ = writers.join()
+        for client in [a, b] {
+            #expect(try client.call("GET", "/readyz").status == 503)
+        }
+
+        try postgres.startServer()
+        // A load balancer sends traffic only to ready instances: readiness must come back by itself.
+        var readiness: [String] = []
+        for (name, client) in [("A", a), ("B", b)] {
+            var last: JSONResponse?
+            let ready = try waitUntil(timeout: .seconds(10), pollingEvery: .milliseconds(50)) {
+                last = try client.call("GET", "/readyz")
+                return last?.status == 200
+            }
+            readiness.append("\(name) \(ready ? "ready" : "still \(last?.excerpt ?? "-")")")
+            #expect(
+                ready,
+                "/readyz on \(name) 10 s after PostgreSQL came back, with no write since: \(last?.excerpt ?? "-")")
+        }
+        // What makes it ready again: a write that gets through.
+        let write = try a.call("POST", "\(base)/presentations", json: ["destination": "after"])
+        let readyAfterWrite = try a.call("GET", "/readyz").status
+        print(
+            "MultiInstanceTests.readinessAfterDatabaseRestart: \(acknowledged.count) writes on A acknowledged, "
+                + "\(refused.count) refused as PostgreSQL stopped; 10 s after the restart without writes: "
+                + "\(readiness.joined(separator: "; ")); then a write on A answered \(write.status) and A's /readyz \(readyAfterWrite)"
+        )
+    }
+
+    // MARK: Helpers
+
+    /// `count` instances on a new database of `postgres` (by default the shared server), started
+    /// one after the other.
+    private func instances(_ count: Int, arguments: [String] = [], on postgres: PostgresServer? = nil) throws
+        -> [ServerProcess]
+    {
+        let postgres = try postgres ?? PostgresServer.shared()
+        let url = postgres.url(database: try postgres.createDatabase("multi"))
+        return try (0..<count).map { _ in try ServerProcess(arguments: arguments, databaseURL: url) }
+    }
+
+    /// Round `round`'s change: a present on even rounds, a dismiss of the top on odd ones.
+    private func alternatingChange(_ round: Int, on client: HTTPClient, base: String) throws -> JSONResponse {
+        round % 2 == 0
+            ? try client.call("POST", "\(base)/presentations", json: ["destination": .string("d\(round)")])
+            : try client.call("POST", "\(base)/dismiss", json: [:])
+    }
+
+    /// Holds a long poll (`If-None-Match` of `version`, `Prefer: wait=20`) on `watched`, and once
+    /// its `/metrics` (read through `gauge`) count it as held, makes `change` on another instance.
+    private func wakeUp(
+        on watched: ServerProcess, gauge: HTTPClient, base: String, after version: Int,
+        by change: () throws -> JSONResponse
+    ) throws -> WakeUp {
+        func waiting() throws -> Double? {
+            metric(try gauge.send(method: "GET", path: "/metrics").text, "modalstack_long_polls_waiting")
+        }
+        // The previous poll has gone, so that the count is this one's.
+        let idle = try waitUntil(timeout: .seconds(10), pollingEvery: .milliseconds(2)) { try waiting() == 0 }
+        let (host, port) = (watched.host, watched.port)
+        let poll = ThreadGroup(count: 1) { _ -> PollAnswer in
+            let client = HTTPClient(host: host, port: port, timeoutSeconds: 30)
+            defer { client.close() }
+            let headers: HTTPHeaders = ["If-None-Match": "\"\(version)\"", "Prefer": "wait=20"]
+            do {
+                return PollAnswer(response: try client.call("GET", base, headers: headers), failure: nil, at: .now)
+            } catch {
+                return PollAnswer(response: nil, failure: "\(error)", at: .now)
+            }
+        }
+        let held = try waitUntil(timeout: .seconds(10), pollingEvery: .milliseconds(2)) { try waiting() == 1 }
+        let sent = ContinuousClock.now
+        let acknowledged = try change()
+        let acknowledgedAt = ContinuousClock.now
+        let answer = poll.join()[0]
+        return WakeUp(
+            held: idle && held, poll: answer, acknowledged: acknowledged,
+            latency: milliseconds(from: acknowledgedAt, to: answer.at),
+            writeRoundTrip: milliseconds(from: sent, to: acknowledgedAt))
+    }
+}
+
+// MARK: Long polls
+
+/// A long poll's answer and when it arrived.
+private struct PollAnswer: Sendable {
+    let response: JSONResponse?
+    let failure: String?
+    let at: ContinuousClock.Instant
+}
+
+/// One long poll woken by a change on another instance.
+private struct WakeUp {
+    /// Whether the poll was counted as held (and the one before it as gone) before the change.
+    let held: Bool
+    let poll: PollAnswer
+    let acknowledged: JSONResponse
+    /// Milliseconds from the change's answer to the poll's.
+    let latency: Double
+    let writeRoundTrip: Double
+
+    /// Records why the poll did not answer the acknowledged change (with 200, not the 304 of a
+    /// wait that ran out); true when it did.
+    func check(round: Int) -> Bool {
+        let session = acknowledged.json["session"]
+        guard held, let response = poll.response, response.status == 200, session != nil,
+            response.json == session
+        else {
+            Issue.record(
+                "round \(round): held \(held); the change answered \(acknowledged.excerpt); the long poll \(poll.response?.excerpt ?? poll.failure ?? "-")"
+            )
+            return false
+        }
+        return true
+    }
+}
+
+// MARK: Writers on one session
+
+/// One client of ``MultiInstanceTests/gapFreeVersions()``: presents and dismisses on the shared
+/// session through its instance, half of them with `If-Match` of the latest version it heard of.
+private struct ContendingWriter {
+    struct Ack: Sendable {
+        let version: Int
+        let stack: [String]
+        let queue: [String]
+        let instance: Int
+        let operation: String
+    }
+
+    struct Log: Sendable {
+        var acks: [Ack] = []
+        var statuses: [Int: Int] = [:]
+        var faults: [String] = []
+    }
+
+    /// The refusals other writers' changes may cause; anything else is a fault.
+    static let expectedRefusals: [Int: Set<String>] = [
+        409: ["queue-full", "nothing-to-dismiss"],
+        412: ["precondition-failed"],
+    ]
+
+    let index: Int
+    let instance: Int
+    let sessionID: String
+    let client: HTTPClient
+    var random: SeededGenerator
+    var log = Log()
+    private var version = 1
+    private var counter = 0
+
+    init(index: Int, instance: Int, sessionID: String, client: HTTPClient, seed: UInt64) {
+        self.index = index
+        self.instance = instance
+        self.sessionID = sessionID
+        self.client = client
+        random = SeededGenerator(seed: seed)
+    }
+
+    mutating func run(requests: Int) {
+        defer { client.close() }
+        let base = "/v1/sessions/\(sessionID)"
+        for _ in 0..<requests {
+            counter += 1
+            let ifMatch = Bool.random(using: &random)
+            var headers = HTTPHeaders()
+            if ifMatch { headers.set("If-Match", "\"\(version)\"") }
+            let presents = Int.random(in: 0..<100, using: &random) < 55
+            let destination = "w\(index)n\(counter)"
+            let operation =
+                (ifMatch ? "[If-Match \(version)] " : "") + (presents ? "present \(destination)" : "dismiss the top")
+            let response: JSONResponse
+            do {
+                response =
+                    presents
+                    ? try client.call(
+                        "POST", "\(base)/presentations", json: ["destination": .string(destination)], headers: headers)
+                    : try client.call("POST", "\(base)/dismiss", json: [:], headers: headers)
+            } catch {
+                log.faults.append("writer \(index) on instance \(instance): \(operation) failed: \(error)")
+                return
+            }
+            log.statuses[response.status, default: 0] += 1
+            if (200...299).contains(response.status) {
+                guard let session = response.json["session"], let newVersion = session["version"]?.intValue else {
+                    log.faults.append("writer \(index): \(operation) answered \(response.status) without a session")
+                    continue
+                }
+                log.acks.append(
+                    Ack(
+                        version: newVersion, stack: session.stackIDs, queue: session.queueIDs, instance: instance,
+                        operation: operation))
+                version = newVersion
+            } else if let slug = response.json["type"]?.stringValue.map({ String($0.dropFirst("/problems/".count)) }),
+                Self.expectedRefusals[response.status]?.contains(slug) == true
+            {
+                if response.status == 412, let current = response.json["currentVersion"]?.intValue {
+                    version = current
+                }
+            } else {
+                log.faults.append("writer \(index) on instance \(instance): \(operation) answered \(response.excerpt)")
+            }
+        }
+    }
+}
+
+/// Lets threads start something together: each waits until all have arrived.
+private final class StartLine: Sendable {
+    private let runners: Int
+    private let arrived = Atomic<Int>(0)
+
+    init(runners: Int) { self.runners = runners }
+
+    func arriveAndWait() {
+        arrived.add(1, ordering: .acquiringAndReleasing)
+        while arrived.load(ordering: .acquiring) < runners { sched_yield() }
+    }
+}
+
+/// A count threads can add to and read.
+private final class Tally: Sendable {
+    private let value = Atomic<Int>(0)
+    var count: Int { value.load(ordering: .acquiring) }
+    func add() { value.add(1, ordering: .releasing) }
+}
+
+// MARK: kill -9
+
+/// What kill trials found.
+private struct KillReport {
+    var acknowledged = 0
+    var losses = 0
+    var doubled = 0
+    var phantoms = 0
+    var retriedOnB = 0
+    var replayedOnB = 0
+    /// Each checked session's stored version.
+    var lastVersions: [String: Int] = [:]
+    var faults: [String] = []
+
+    mutating func add(_ other: KillReport) {
+        acknowledged += other.acknowledged
+        losses += other.losses
+        doubled += other.doubled
+        phantoms += other.phantoms
+        retriedOnB += other.retriedOnB
+        replayedOnB += other.replayedOnB
+        lastVersions.merge(other.lastVersions) { $1 }
+    }
+}
+
+/// How far a trial's writers are, read by the trial while they run.
+private final class KillProgress: Sendable {
+    private let acks = Atomic<Int>(0)
+    private let moved = Atomic<Int>(0)
+    private let ended = Atomic<Int>(0)
+
+    var acknowledged: Int { acks.load(ordering: .acquiring) }
+    /// Writers of A whose failed request B has answered.
+    var movedToB: Int { moved.load(ordering: .acquiring) }
+    var endedWriters: Int { ended.load(ordering: .acquiring) }
+
+    func acknowledge() { acks.add(1, ordering: .releasing) }
+    func writerMoved() { moved.add(1, ordering: .releasing) }
+    func writerEnded() { ended.add(1, ordering: .releasing) }
+}
+
+/// One writer of a kill trial: its own sessions, one request at a time, each with a new
+/// `Idempotency-Key`, on its instance; once a request to A fails, that request again on B, with
+/// the same key, until B answers, and the rest on B.
+private struct KillWriter {
+    struct Ack: Sendable {
+        let session: String
+        let version: Int
+        let stack: [String]
+        let key: String
+        let operation: String
+        /// The destination of a present (unique to it); nil for a dismiss.
+        let destination: String?
+    }
+
+    struct Log: Sendable {
+        var acks: [Ack] = []
+        var touchedSessions: [String] = []
+        var retriedOnB = 0
+        /// Retries that B answered as replays: A had committed them before it died.
+        var replayedOnB = 0
+        var faults: [String] = []
+    }
+
+    private struct Request {
+        let path: String
+        let body: JSONValue
+        let key: String
+        let operation: String
+        let destination: String?
+    }
+
+    /// Below the default depth (8), so that a present never queues.
+    static let maxDepth = 6
+
+    let trial: Int
+    let index: Int
+    private var onA: Bool
+    private var target: HTTPClient
+    private let fallback: HTTPClient
+    private var random: SeededGenerator
+    private let sessions: [String]
+    var log = Log()
+    private var stacks: [String: [String]] = [:]
+    private var counter = 0
+
+    init(
+        trial: Int, index: Int, writesOnA: Bool, primary: HTTPClient, fallback: HTTPClient, seed: UInt64,
+        sessions: [String]
+    ) {
+        self.trial = trial
+        self.index = index
+        onA = writesOnA
+        target = primary
+        self.fallback = fallback
+        random = SeededGenerator(seed: seed)
+        self.sessions = sessions
+    }
+
+    mutating func run(killed: StopFlag, stopped: StopFlag, progress: KillProgress) {
+        defer {
+            target.close()
+            fallback.close()
+        }
+        while !stopped.isSet {
+            let session = sessions.randomElement(using: &random)!
+            let stack = stacks[session] ?? []
+            counter += 1
+            let key = "k\(trial)w\(index)n\(counter)"
+            let request: Request
+            if stack.isEmpty || (stack.count < Self.maxDepth && Int.random(in: 0..<100, using: &random) < 55) {
+                let destination = "w\(index)n\(counter)"
+                request = Request(
+                    path: "/v1/sessions/\(session)/presentations", body: ["destination": .string(destination)],
+                    key: key, operation: "present \(destination)", destination: destination)
+            } else {
+                request = Request(
+                    path: "/v1/sessions/\(session)/dismiss", body: [:], key: key, operation: "dismiss the top",
+                    destination: nil)
+            }
+            if !log.touchedSessions.contains(session) { log.touchedSessions.append(session) }
+            guard let response = send(request, killed: killed, progress: progress) else { return }
+            guard (200...299).contains(response.status), let answered = response.json["session"],
+                let version = answered["version"]?.intValue
+            else {
+                log.faults.append("writer \(index): \(request.operation) on \(session) answered \(response.excerpt)")
+                return
+            }
+            log.acks.append(
+                Ack(
+                    session: session, version: version, stack: answered.stackIDs, key: key,
+                    operation: request.operation, destination: request.destination))
+            stacks[session] = answered.stackIDs
+            progress.acknowledge()
+        }
+    }
+
+    /// The answer to `request`, from this writer's instance, or from B after A failed; nil when
+    /// none came (logged).
+    private mutating func send(_ request: Request, killed: StopFlag, progress: KillProgress) -> JSONResponse? {
+        let headers: HTTPHeaders = ["Idempotency-Key": request.key]
+        do {
+            return try target.call("POST", request.path, json: request.body, headers: headers)
+        } catch {
+            guard onA else {
+                log.faults.append("writer \(index): \(request.operation) failed on B: \(error)")
+                return nil
+            }
+            if !killed.isSet {
+                log.faults.append("writer \(index): \(request.operation) failed on A before the kill: \(error)")
+            }
+        }
+        // A is gone: this request again on B, then the rest there.
+        onA = false
+        target.close()
+        target = fallback
+        log.retriedOnB += 1
+        var answer: JSONResponse?
+        var lastFailure = "nothing"
+        let client = fallback
+        let answered = waitUntil(timeout: .seconds(10), pollingEvery: .milliseconds(20)) {
+            do {
+                let response = try client.call("POST", request.path, json: request.body, headers: headers)
+                guard response.status < 500 else {
+                    lastFailure = response.excerpt
+                    return false
+                }
+                answer = response
+                return true
+            } catch {
+                lastFailure = "\(error)"
+                return false
+            }
+        }
+        progress.writerMoved()
+        guard answered, let answer else {
+            log.faults.append(
+                "writer \(index): \(request.operation) retried on B for 10 s, the last answer: \(lastFailure)")
+            return nil
+        }
+        if answer.headers["Idempotent-Replayed"] == "true" { log.replayedOnB += 1 }
+        return answer
+    }
+}
+
+// MARK: Figures
+
+/// Milliseconds from `start` to `end`, negative when `end` came first.
+private func milliseconds(from start: ContinuousClock.Instant, to end: ContinuousClock.Instant) -> Double {
+    func value(_ duration: Duration) -> Double {
+        let parts = duration.components
+        return Double(parts.seconds) * 1000 + Double(parts.attoseconds) / 1e15
+    }
+    return start <= end ? value(end - start) : -value(start - end)
+}
+
+/// The median, the 99th percentile (nearest rank) and the largest of `samples` (milliseconds).
+private func summary(_ samples: [Double]) -> String {
+    guard !samples.isEmpty else { return "no samples" }
+    let sorted = samples.sorted()
+    func percentile(_ fraction: Double) -> Double {
+        sorted[max(0, min(sorted.count - 1, Int((Double(sorted.count) * fraction).rounded(.up)) - 1))]
+    }
+    return String(
+        format: "p50 %.2f ms, p99 %.2f ms, max %.2f ms (%d samples)", percentile(0.5), percentile(0.99),
+        sorted[sorted.count - 1], sorted.count)
+}
+
+extension JSONResponse {
+    /// The status and the start of the body, for a message.
+    fileprivate var excerpt: String { "\(status) \(String(decoding: raw.prefix(300), as: UTF8.self))" }
+}

@@ -107,11 +107,19 @@ public final class SessionService: Sendable {
         try store.sessionCount()
     }
 
-    /// Throws unless the store can be read and written: the last commit must have succeeded
-    /// (a full disk shows here until a write gets through again), and the store must answer.
+    /// Throws unless the store can be read and written. After a failed commit the service stays
+    /// unready until a commit gets through: a full disk or a read-only file shows only in writes.
+    /// A shared store's failure clears as soon as it answers its health check, which asks the
+    /// database server itself: a server that came back must make the instance ready again even
+    /// while a load balancer sends it nothing to write.
     public func checkHealth() throws(StoreError) {
-        if let failure = lastCommitFailure.withLock({ $0 }) { throw failure }
+        if let failure = lastCommitFailure.withLock({ $0 }), failure.kind == .full || !store.isShared {
+            throw failure
+        }
         try store.checkHealth()
+        lastCommitFailure.withLock { failure in
+            if failure?.kind != .full { failure = nil }
+        }
     }
 
     /// Closes the store, once the commit running now (if any) is over; changes after this fail.

@@ -1,8 +1,8 @@
 import Glibc
 import ModalStackCore
 
-/// One structured line per answered request on standard output: JSON by default, or logfmt.
-/// Nothing secret is written: no headers, no bodies, no query strings.
+/// One structured line per answered request on standard output (through a ``LogBuffer``): JSON
+/// by default, or logfmt. Nothing secret is written: no headers, no bodies, no query strings.
 public struct AccessLog: Sendable {
     public enum Format: String, Sendable, CaseIterable {
         case json
@@ -34,13 +34,20 @@ public struct AccessLog: Sendable {
 
     let format: Format
     let minimumLevel: Level
+    let output: LogBuffer
+
+    init(format: Format, minimumLevel: Level, output: LogBuffer = LogBuffer()) {
+        self.format = format
+        self.minimumLevel = minimumLevel
+        self.output = output
+    }
 
     func write(_ entry: Entry) {
         let level: Level = entry.status >= 500 ? .error : .info
         guard level >= minimumLevel, minimumLevel != .off else { return }
         var line = format == .json ? json(entry, level: level) : Array(logfmt(entry, level: level).utf8)
         line.append(UInt8(ascii: "\n"))
-        _ = line.withUnsafeBytes { Glibc.write(STDOUT_FILENO, $0.baseAddress, $0.count) }
+        output.append(line)
     }
 
     /// Written member by member rather than built as a `JSONObject`: this runs for every request.

@@ -16,6 +16,7 @@ public final class ModalStackServer: Sendable {
     private let service: SessionService
     private let readiness: Readiness
     private let sweeper: ExpirySweeper
+    private let accessLog: AccessLog
 
     /// Reads the files the configuration names, then opens the store with `openStore` (so a bad
     /// file leaves no database behind), and prepares the server; nothing listens yet. The server
@@ -69,6 +70,7 @@ public final class ModalStackServer: Sendable {
         endpoints.register(on: &router)
         if configuration.inspector { Inspector.register(on: &router) }
         let accessLog = AccessLog(format: configuration.logFormat, minimumLevel: configuration.logLevel)
+        self.accessLog = accessLog
         var httpConfiguration = HTTPServer.Configuration()
         httpConfiguration.host = configuration.host
         httpConfiguration.port = configuration.port
@@ -121,6 +123,7 @@ public final class ModalStackServer: Sendable {
         service.notifier.publish(.shutdown)
         http.stop()
         service.close()
+        accessLog.output.flush()
     }
 
     private static func render(_ rejection: HTTPRejection) -> HTTPResponse {

@@ -18,8 +18,9 @@ struct LogBufferTests {
             readEnd = descriptors[0]
             writeEnd = descriptors[1]
             _ = fcntl(readEnd, F_SETFL, fcntl(readEnd, F_GETFL) | O_NONBLOCK)
-            // Room for more than one full buffer, so a flush never blocks the test.
-            _ = fcntl(writeEnd, 1031 /* F_SETPIPE_SZ */, 1 << 20)
+            // Room for more than one full buffer, so a flush never blocks the test (1031 is
+            // F_SETPIPE_SZ, which Glibc does not export).
+            _ = fcntl(writeEnd, 1031, 1 << 20)
         }
 
         deinit {

@@ -276,7 +276,7 @@ struct Endpoints: Sendable {
             case .created, .dismissed, .replaced:
                 preconditionFailure("a present presents, queues or updates")
             }
-            return Responses.change(status, subject, outcome, headers: headers)
+            return Responses.change(status, subject, outcome, to: request, headers: headers)
         }
     }
 
@@ -300,7 +300,7 @@ struct Endpoints: Sendable {
         try changes.submit(command, onSession: sessionID, createIfMissing: false, request: request, reply: reply) {
             outcome in
             guard case .updated(let presentation) = outcome.effect else { preconditionFailure("an update updates") }
-            return Responses.change(200, .presentation(presentation), outcome)
+            return Responses.change(200, .presentation(presentation), outcome, to: request)
         }
     }
 
@@ -326,7 +326,7 @@ struct Endpoints: Sendable {
             guard case .dismissed(let removed) = outcome.effect else {
                 preconditionFailure("a dismiss always dismisses")
             }
-            return Responses.change(200, .dismissed(removed), outcome)
+            return Responses.change(200, .dismissed(removed), outcome, to: request)
         }
     }
 
@@ -335,7 +335,7 @@ struct Endpoints: Sendable {
         let command = Command.replaceStack(try ReplaceStackRequest(json: try request.jsonBody()))
         try changes.submit(command, onSession: sessionID, createIfMissing: true, request: request, reply: reply) {
             outcome in
-            Responses.change(200, .dismissed(outcome.retired), outcome)
+            Responses.change(200, .dismissed(outcome.retired), outcome, to: request)
         }
     }
 

@@ -53,10 +53,22 @@ enum Responses {
 
     /// The answer to a change: its subject, then what was promoted from the queue, the transition
     /// plan from the stack before to the stack after, and the session. Written straight from the
-    /// values: every change renders it.
+    /// values: every change renders it. Under `Prefer: return=minimal`, the version and the
+    /// transition only.
     static func change(
-        _ status: Int, _ subject: ChangeSubject, _ outcome: CommandOutcome, headers: HTTPHeaders = HTTPHeaders()
+        _ status: Int, _ subject: ChangeSubject, _ outcome: CommandOutcome, to request: HTTPRequest,
+        headers: HTTPHeaders = HTTPHeaders()
     ) -> HTTPResponse {
+        if request.preference("return") == "minimal" {
+            var headers = headers
+            headers.set("Preference-Applied", "return=minimal")
+            var writer = JSONWriter(capacity: 256)
+            writer.object { object in
+                object.write("version", integer: outcome.session.version)
+                object.write("transition", outcome.transition.json)
+            }
+            return sessionBody(status, writer.bytes, outcome.session, headers: headers)
+        }
         var writer = JSONWriter(capacity: 4096)
         writer.object { object in
             switch subject {
@@ -128,6 +140,17 @@ extension HTTPRequest {
         case let other?:
             throw Problem.invalidParameter(name, "must be true or false, not \"\(other)\"")
         }
+    }
+
+    /// The value of one `Prefer` preference (RFC 7240: `Prefer: return=minimal, wait=10`),
+    /// lowercased name matched; nil when the request does not state it.
+    func preference(_ name: String) -> String? {
+        guard let prefer = headers["Prefer"] else { return nil }
+        for preference in prefer.split(separator: ",") {
+            let parts = preference.split(separator: "=", maxSplits: 1).map { String($0).trimmingSpaces }
+            if parts.count == 2, parts[0].lowercased() == name { return parts[1] }
+        }
+        return nil
     }
 
     /// The body as JSON. An empty body is `emptyBody` when the endpoint allows one, else malformed.

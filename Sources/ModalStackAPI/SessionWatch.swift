@@ -88,14 +88,8 @@ struct SessionWatch: Sendable {
         if let wait = try request.integerQuery("wait", in: 0...Int64(Int32.max)) {
             return min(Int(wait), maxWaitSeconds)
         }
-        guard let prefer = request.headers["Prefer"] else { return nil }
-        for preference in prefer.split(separator: ",") {
-            let parts = preference.split(separator: "=", maxSplits: 1).map { String($0).trimmingSpaces }
-            if parts.count == 2, parts[0].lowercased() == "wait", let seconds = Int(parts[1]), seconds >= 0 {
-                return min(seconds, maxWaitSeconds)
-            }
-        }
-        return nil
+        guard let seconds = request.preference("wait").flatMap({ Int($0) }), seconds >= 0 else { return nil }
+        return min(seconds, maxWaitSeconds)
     }
 
     // MARK: Server-Sent Events

@@ -42,6 +42,52 @@ struct PresentationEndpointTests {
         #expect(dismissed.json["session"]?["version"] == 3)
     }
 
+    @Test("Prefer: return=minimal answers every change with its version and transition only, same status and tags")
+    func minimalReturn() throws {
+        let server = try ServerProcess()
+        let client = server.client()
+        let id = uniqueSessionID()
+        let minimal: HTTPHeaders = ["Prefer": "respond-async, return=minimal"]
+        let presented = try client.call(
+            "POST", "/v1/sessions/\(id)/presentations", json: ["destination": "settings"], headers: minimal)
+        #expect(presented.status == 201)
+        #expect(presented.headers["Preference-Applied"] == "return=minimal")
+        #expect(presented.headers["ETag"] == "\"1\"")
+        #expect(presented.headers["Location"]?.hasPrefix("/v1/sessions/\(id)/presentations/") == true)
+        let settingsID = try #require(presented.headers["Location"]?.split(separator: "/").last.map(String.init))
+        #expect(presented.json == ["version": 1, "transition": [["present": .string(settingsID)]]])
+
+        // Every other change answers the same way; without the preference, the full answer.
+        let alert: JSONValue = ["destination": "confirm", "style": "alert", "title": "Sure?"]
+        #expect(try client.call("POST", "/v1/sessions/\(id)/presentations", json: alert).json["session"] != nil)
+        let queued = try client.call(
+            "POST", "/v1/sessions/\(id)/presentations", json: ["destination": "later"], headers: minimal)
+        #expect(queued.status == 202)
+        #expect(queued.json == ["version": 3, "transition": []])
+        let updated = try client.call(
+            "PATCH", "/v1/sessions/\(id)/presentations/\(settingsID)", json: ["payload": ["a": 1]], headers: minimal)
+        #expect(updated.json == ["version": 4, "transition": []])
+        let dismissed = try client.call("POST", "/v1/sessions/\(id)/dismiss", json: [:], headers: minimal)
+        #expect(dismissed.status == 200)
+        #expect(dismissed.json["version"] == 5)
+        #expect(dismissed.json["transition"]?.arrayValue?.count == 2)  // the alert goes, the queued one comes
+        #expect(dismissed.json["session"] == nil)
+        let replaced = try client.call(
+            "PUT", "/v1/sessions/\(id)/stack", json: ["stack": []], headers: ["Prefer": "return=minimal"])
+        #expect(replaced.json["version"] == 6)
+        #expect(replaced.headers["ETag"] == "\"6\"")
+        // What the minimal answers skipped is all there.
+        let session = try client.call("GET", "/v1/sessions/\(id)")
+        #expect(session.json["version"] == 6)
+        #expect(session.json["stack"] == [])
+        // Any other return preference is the full answer, without Preference-Applied.
+        let full = try client.call(
+            "POST", "/v1/sessions/\(id)/presentations", json: ["destination": "help"],
+            headers: ["Prefer": "return=representation"])
+        #expect(full.json["session"]?["version"] == 7)
+        #expect(full.headers["Preference-Applied"] == nil)
+    }
+
     @Test("the same key on top updates in place (200); lower on the stack is a 409 that says where")
     func keys() throws {
         let server = try ServerProcess()

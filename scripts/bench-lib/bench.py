@@ -2,7 +2,7 @@
 """The driver of scripts/bench: measures ModalStack against a ceiling and a peer, on loopback.
 
   scripts/bench [--quick | --full | --callgrind] [--markdown FILE] [--duration S] [--repeats N]
-                [--connections 16,64,256] [--sessions N] [--nice N] [--tmpdir DIR]
+                [--connections 16,64,256] [--sessions N] [--nice N] [--tmpdir DIR] [--no-postgres]
 
 Run through scripts/bench, which installs what is missing, builds the release binary and passes
 --binary. A measurement, not a test: it prints ratios against the targets and asserts nothing.
@@ -60,6 +60,26 @@ Method
   cores appends a 1 KiB record to a file in the benchmark's directory (the databases' filesystem)
   and calls fdatasync after each, for one run's duration; a server that syncs once per request
   cannot answer more requests/s than that. `--durability full` is compared against it.
+* PostgreSQL rows (left out with --no-postgres): a PostgreSQL server of the benchmark's own
+  (initdb in its directory, run as the postgres user when we are root; a free port; stopped and
+  removed on every exit, by a watchdog if the driver is killed outright), durable as deployed:
+  fsync and full_page_writes on, synchronous_commit as ModalStack sets it per connection (normal:
+  off, full: on). It runs on the server's cores with the server under test, and its CPU (every
+  postgres process, exited backends included, from /proc) is counted in the CPU figures of these
+  rows and shown apart ("of it DB", µs per request); peak RSS is ModalStack's (or pg-naive's),
+  not the database server's. Clients connect over TCP on 127.0.0.1.
+  - pg naive (the bound, as the ceiling is for HTTP): scripts/ceiling/pg-naive.c, over libpq, on
+    the server's cores, one thread and connection per wrk connection, for a run's duration, on a
+    fresh database with tables shaped like ModalStack's: a read is a primary-key SELECT of a
+    session row; a write one transaction (BEGIN, an upsert of a session row with a 1 KB stack, an
+    insert of a 0.5 KB change row, COMMIT). Reads, writes with synchronous_commit off (normal),
+    writes with it on (full). No HTTP: it bounds a server doing one transaction per request.
+  - ModalStack pg 1× and 2× (when the binary has --database-url): one, then two instances on one
+    fresh copy of a database holding the sessions (made through ModalStack on PostgreSQL, then
+    cloned in SQL as for SQLite), --threads 8 (the README's deployment), its default pool. With
+    two, one wrk per instance, each with half the connections and its own half of the sessions
+    (no session is written through both); requests/s summed, p50/p99 the worse of the two. Reads
+    and writes with --durability normal, writes with full.
 * --callgrind, instead of all the above: ModalStack's instructions per request, counted by
   valgrind's callgrind (all its threads, libmicrohttpd and SQLite included, the kernel not) over
   8 s of wrk at 16 connections on 256 sessions, after a 5 s warm-up: reads (working-set hits)
@@ -83,6 +103,9 @@ CALLGRIND_SESSIONS = 256
 CALLGRIND_CONNECTIONS = 16
 CALLGRIND_FUNCTIONS = 25
 SERVER_THREADS = 2
+# ModalStack on PostgreSQL waits for the database on its HTTP worker threads: the README's
+# deployment gives it 8.
+PG_SERVER_THREADS = 8
 
 
 def log(message):
@@ -112,11 +135,11 @@ class Processes:
     def __init__(self):
         self.running = []
 
-    def start(self, argv, cpus=None, stdout=None, stderr=None):
+    def start(self, argv, cpus=None, stdin=None, stdout=None, stderr=None):
         if cpus:
             argv = ["taskset", "-c", cpus] + argv
         process = subprocess.Popen(argv, stdout=stdout or subprocess.DEVNULL, stderr=stderr or subprocess.DEVNULL,
-                                   stdin=subprocess.DEVNULL, start_new_session=True, preexec_fn=_prepare_child)
+                                   stdin=stdin or subprocess.DEVNULL, start_new_session=True, preexec_fn=_prepare_child)
         self.running.append(process)
         if NICE:
             # With sched_autogroup, each session (this process made a new one) is scheduled as a
@@ -255,11 +278,17 @@ def wait_for_listening_line(path, process, timeout=30.0):
 # Servers
 
 class Server:
-    """A started target: its base URL, the PIDs that make it (for RSS and CPU) and how to stop it."""
+    """A started target: its ports (one per instance), the PIDs that make it (for RSS and CPU), the
+    database server whose CPU counts as its own (PostgreSQL, or None) and how to stop it."""
 
-    def __init__(self, name, port, processes, startup=None, directory=None):
-        self.name, self.port, self.processes, self.startup = name, port, processes, startup
+    def __init__(self, name, ports, processes, startup=None, directory=None, database=None):
+        self.name, self.ports, self.processes, self.startup = name, ports, processes, startup
         self.directory = directory  # removed once stopped
+        self.database = database  # shared by the servers of a run: not stopped with this one
+
+    @property
+    def port(self):
+        return self.ports[0]
 
     @property
     def pids(self):
@@ -272,14 +301,19 @@ class Server:
             shutil.rmtree(self.directory, ignore_errors=True)
 
 
-def start_modalstack(bench, database, durability, wrapper=()):
-    """`wrapper` runs the server under another program (valgrind)."""
-    log_path = os.path.join(bench.tmp, f"modalstack-{durability}-{os.path.basename(database)}.log")
+LOG_NUMBERS = iter(range(1, 1 << 62))
+
+
+def start_modalstack(bench, database, durability, wrapper=(), threads=SERVER_THREADS):
+    """`database` is an SQLite file or a postgresql:// URL; `wrapper` runs the server under another
+    program (valgrind)."""
+    store = ["--database-url", database] if database.startswith("postgresql://") else ["--db", database]
+    log_path = os.path.join(bench.tmp, f"modalstack-{durability}-{os.path.basename(database)}-{next(LOG_NUMBERS)}.log")
     with open(log_path, "w") as log_file:
         started = time.monotonic()
         process = PROCESSES.start(
-            list(wrapper) + [bench.binary, "--host", "127.0.0.1", "--port", "0", "--db", database,
-                             "--durability", durability, "--threads", str(SERVER_THREADS)],
+            list(wrapper) + [bench.binary, "--host", "127.0.0.1", "--port", "0", *store,
+                             "--durability", durability, "--threads", str(threads)],
             cpus=bench.server_cpus, stderr=log_file)
     port = wait_for_listening_line(log_path, process, timeout=120 if wrapper else 30)
     while True:
@@ -291,7 +325,7 @@ def start_modalstack(bench, database, durability, wrapper=()):
         if process.poll() is not None or time.monotonic() - started > 60:
             raise RuntimeError(f"ModalStack did not become ready; see {log_path}")
         time.sleep(0.002)
-    return Server(f"ModalStack {durability}", port, [process], startup=time.monotonic() - started)
+    return Server(f"ModalStack {durability}", [port], [process], startup=time.monotonic() - started)
 
 
 def start_ceiling(bench):
@@ -299,7 +333,7 @@ def start_ceiling(bench):
     with open(log_path, "w") as log_file:
         process = PROCESSES.start([bench.ceiling, "0", str(SERVER_THREADS)], cpus=bench.server_cpus, stderr=log_file)
     port = wait_for_listening_line(log_path, process)
-    return Server("ceiling", port, [process])
+    return Server("ceiling", [port], [process])
 
 
 def start_peer(bench, fsync, sessions, element):
@@ -334,7 +368,7 @@ def start_peer(bench, fsync, sessions, element):
     status, body = http(http_port, "GET", "/LRANGE/bench-0/0/-1")
     if status != 200 or b"profile" not in body:
         raise RuntimeError(f"webdis answers {status} {body[:200]!r}")
-    return Server(f"webdis+redis {fsync}", http_port, [webdis, redis], directory=directory)
+    return Server(f"webdis+redis {fsync}", [http_port], [webdis, redis], directory=directory)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -437,58 +471,335 @@ def naive_sync_rate(bench):
 
 
 # ---------------------------------------------------------------------------------------------
+# PostgreSQL: a throwaway server, the naive bound, ModalStack on it
+
+PG_NAIVE_SOURCE = os.path.join(ROOT, "scripts", "ceiling", "pg-naive.c")
+SYNCHRONOUS_COMMIT = {"normal": "off", "full": "on"}  # as ModalStack sets it per connection
+
+
+def postgres_bin():
+    """The newest /usr/lib/postgresql/*/bin (Debian's layout), or None."""
+    root = "/usr/lib/postgresql"
+    versions = [name for name in os.listdir(root) if os.access(f"{root}/{name}/bin/initdb", os.X_OK)] \
+        if os.path.isdir(root) else []
+    return f"{root}/{max(versions, key=int)}/bin" if versions else None
+
+
+class Postgres:
+    """A PostgreSQL server of the benchmark's own, durable as a deployment runs one: fsync and
+    full_page_writes on, synchronous_commit left to each connection (ModalStack sets it by its
+    durability). Its data directory is in the benchmark's directory (the databases' filesystem),
+    its unix socket in a short directory of /tmp (a socket's path is limited to 107 bytes; psql
+    administers over it), and the clients under test connect over TCP on 127.0.0.1, as to a
+    database on another machine. It runs on the server's cores at the servers' niceness. initdb and
+    the server refuse to run as root: as root they run as the postgres user. pg_ctl detaches the
+    server from this process, so stop() stops it (main's `finally`: errors, Ctrl-C, SIGTERM), and a
+    watchdog in a session of its own does so if the driver is killed outright."""
+
+    def __init__(self, bench):
+        self.bin = postgres_bin()
+        if not self.bin:
+            raise RuntimeError("PostgreSQL is not installed (no /usr/lib/postgresql/*/bin/initdb)")
+        self.as_postgres = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
+        self.home = os.path.join(bench.tmp, "postgres")  # the data directory and the log
+        self.data, self.port, self.watchdog = os.path.join(self.home, "data"), free_port(), None
+        self.socket_dir = tempfile.mkdtemp(prefix="msbench-pg-", dir="/tmp")
+
+    def start(self, bench, max_connections):
+        os.mkdir(self.home)
+        if self.as_postgres:
+            os.chmod(bench.tmp, 0o711)  # the postgres user passes through to its own directory
+            for directory in (self.home, self.socket_dir):
+                shutil.chown(directory, "postgres", "postgres")
+        self.tool("initdb", "-D", self.data, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--locale=C.UTF-8",
+                  "--no-sync")  # the cluster is thrown away; what it runs is durable
+        with open(os.path.join(self.data, "postgresql.conf"), "a") as conf:
+            conf.write(f"\nport = {self.port}\nlisten_addresses = '127.0.0.1'\n"
+                       f"unix_socket_directories = '{self.socket_dir}'\nmax_connections = {max_connections}\n")
+        argv = self.as_postgres + [f"{self.bin}/pg_ctl", "-D", self.data, "-l", os.path.join(self.home, "server.log"),
+                                   "-w", "-t", "60", "start"]
+        if bench.server_cpus:
+            argv = ["taskset", "-c", bench.server_cpus] + argv  # the postmaster and its children inherit it
+        self.run(argv)
+        with open(os.path.join(self.data, "postmaster.pid")) as pid_file:
+            self.postmaster = int(pid_file.readline())
+        if NICE:
+            # pg_ctl starts the server in a session of its own: a scheduler autogroup of its own too.
+            with open(f"/proc/{self.postmaster}/autogroup", "w") as autogroup:
+                autogroup.write(str(NICE))
+        pg_ctl = " ".join(self.as_postgres + [f"'{self.bin}/pg_ctl'"])
+        self.watchdog = subprocess.Popen(
+            ["sh", "-c", f"while kill -0 {os.getpid()} 2>/dev/null; do sleep 1; done; "
+                         f"{pg_ctl} -D '{self.data}' -m immediate -w stop; rm -rf '{self.home}' '{self.socket_dir}'"],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+            cwd="/tmp")
+        self.version = self.tool("postgres", "--version").strip()
+
+    def run(self, argv):
+        # Output into a file, not a pipe: the server pg_ctl starts would hold a pipe open until it stops.
+        with tempfile.TemporaryFile() as output:
+            # From /tmp: a directory the postgres user can enter.
+            status = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=output, stderr=output, cwd="/tmp",
+                                    preexec_fn=_prepare_child).returncode
+            output.seek(0)
+            text = output.read().decode(errors="replace")
+        if status != 0:
+            raise RuntimeError(f"{' '.join(argv)} failed ({status}): {text[-2000:]}")
+        return text
+
+    def tool(self, name, *arguments):
+        return self.run(self.as_postgres + [f"{self.bin}/{name}", *arguments])
+
+    def sql(self, statements, database="postgres"):
+        """Runs statements with psql over the unix socket; returns what they print (unaligned)."""
+        return self.run([f"{self.bin}/psql", "-X", "-q", "-At", "-v", "ON_ERROR_STOP=1", "-h", self.socket_dir,
+                         "-p", str(self.port), "-U", "postgres", "-d", database, "-c", statements])
+
+    def fresh_database(self, name, template=None):
+        self.sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        self.sql(f'CREATE DATABASE "{name}"' + (f' TEMPLATE "{template}"' if template else ""))
+        return self.url(name)
+
+    def url(self, database):
+        return f"postgresql://postgres@127.0.0.1:{self.port}/{database}"
+
+    def cpu_seconds(self):
+        """The CPU time of every process of the server so far: the postmaster and its children (the
+        backends, the WAL writer, the checkpointer, autovacuum…), and those of its children that
+        ended (the postmaster's cutime + cstime)."""
+        total = 0
+        for name in os.listdir("/proc"):
+            if not name.isdigit():
+                continue
+            try:
+                with open(f"/proc/{name}/stat") as stat:
+                    fields = stat.read().rsplit(")", 1)[1].split()
+            except (FileNotFoundError, ProcessLookupError):
+                continue
+            if int(name) == self.postmaster:
+                total += sum(int(value) for value in fields[11:15])  # utime stime cutime cstime
+            elif int(fields[1]) == self.postmaster:
+                total += int(fields[11]) + int(fields[12])
+        return total / os.sysconf("SC_CLK_TCK")
+
+    def stop(self):
+        if os.path.exists(os.path.join(self.data, "postmaster.pid")):
+            try:
+                self.tool("pg_ctl", "-D", self.data, "-m", "fast", "-w", "stop")
+            except RuntimeError as error:
+                log(f"stopping PostgreSQL: {error}")
+        if self.watchdog:
+            self.watchdog.kill()
+            self.watchdog.wait()
+        shutil.rmtree(self.home, ignore_errors=True)
+        shutil.rmtree(self.socket_dir, ignore_errors=True)
+
+
+def load_postgres_sessions(bench, postgres):
+    """Makes the database "loaded", the one each ModalStack run copies: the template session is
+    presented through ModalStack on the PostgreSQL engine (so the rows are what that engine
+    writes), then cloned in SQL into bench-0 … bench-(N-1), every row of every table that names it,
+    as make_database does for SQLite."""
+    started = time.monotonic()
+    server = start_modalstack(bench, postgres.fresh_database("loaded"), "normal", threads=PG_SERVER_THREADS)
+    try:
+        status, body = http(server.port, "POST", f"/v1/sessions/{TEMPLATE_ID}/presentations", TEMPLATE_PRESENT)
+        if status != 201:
+            raise RuntimeError(f"the template present on PostgreSQL answered {status}: {body[:300]!r}")
+        presentation_id = json.loads(http(server.port, "GET", f"/v1/sessions/{TEMPLATE_ID}")[1])["stack"][0]["id"]
+    finally:
+        server.stop()
+    tables = {}
+    for line in postgres.sql("SELECT table_name, column_name, data_type FROM information_schema.columns "
+                             "WHERE table_schema = 'public' ORDER BY table_name, ordinal_position", "loaded").splitlines():
+        table, column, kind = line.split("|")
+        tables.setdefault(table, []).append((column, kind))
+    statements = []
+    for table, columns in tables.items():
+        values = ", ".join(
+            f"""replace(replace("{column}", '{TEMPLATE_ID}', 'bench-' || n), '{presentation_id}', """
+            f"""'bp' || lpad(n::text, 22, '0'))""" if kind == "text" else f'"{column}"' for column, kind in columns)
+        names = f"candidate::text LIKE '%{TEMPLATE_ID}%'"  # the whole row as text
+        statements += [f'CREATE TEMP TABLE template_rows AS SELECT * FROM "{table}" AS candidate WHERE {names}',
+                       f'DELETE FROM "{table}" AS candidate WHERE {names}',
+                       f'INSERT INTO "{table}" SELECT {values} FROM template_rows, '
+                       f'generate_series(0, {bench.sessions - 1}) AS n',
+                       'DROP TABLE template_rows']
+    postgres.sql(";\n".join(statements), "loaded")
+    postgres.sql("VACUUM ANALYZE", "loaded")
+    log(f"PostgreSQL database with {bench.sessions} sessions made in {time.monotonic() - started:.1f} s")
+
+
+def start_modalstack_pg(bench, postgres, instances, durability):
+    """`instances` ModalStack processes on one fresh copy of the loaded database."""
+    url = postgres.fresh_database("run", template="loaded")
+    servers = [start_modalstack(bench, url, durability, threads=PG_SERVER_THREADS) for _ in range(instances)]
+    for server in servers:
+        status, body = http(server.port, "GET", f"/v1/sessions/bench-{bench.sessions - 1}")
+        if status != 200 or b'"profile"' not in body:
+            raise RuntimeError(f"a loaded session reads {status} {body[:300]!r} from PostgreSQL")
+    return Server(f"ModalStack pg {instances}× {durability}", [server.port for server in servers],
+                  [process for server in servers for process in server.processes], database=postgres)
+
+
+def run_pg_naive(bench, postgres, mode, connections, durability):
+    """One run of scripts/ceiling/pg-naive.c on the server's cores, on a fresh database; its CPU
+    and the database server's are taken between its "ready" and its result (see the program)."""
+    url = postgres.fresh_database("naive")
+    with open(os.path.join(bench.tmp, "pg-naive.log"), "a") as log_file:
+        process = PROCESSES.start([bench.pg_naive, url, mode, str(connections), str(bench.duration),
+                                   str(bench.sessions), SYNCHRONOUS_COMMIT[durability]],
+                                  cpus=bench.server_cpus, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log_file)
+    try:
+        if process.stdout.readline() != b"ready\n":
+            raise RuntimeError(f"pg-naive did not start; see {log_file.name}")
+        reset_peak(process.pid)
+        before = usage(bench, [process.pid], postgres)
+        process.stdin.write(b"go\n")
+        process.stdin.flush()
+        line = process.stdout.readline().decode()
+        after = usage(bench, [process.pid], postgres)
+        peak = rss_kib(process.pid, "VmHWM")
+        process.stdin.close()  # now it disconnects and exits
+        process.wait(timeout=60)
+    finally:
+        PROCESSES.stop(process)
+    match = re.search(r"BENCH_RESULT (.*)", line)
+    if not match:
+        raise RuntimeError(f"pg-naive printed no result ({line!r}); see {log_file.name}")
+    values = {key: int(value) for key, value in (item.split("=") for item in match.group(1).split())}
+    if values["errors"]:
+        log(f"  pg naive {durability} {mode} c{connections}: {values['errors']} errors; see {log_file.name}")
+    return {"requests": values["requests"], "rps": values["requests"] / (values["duration_us"] / 1e6),
+            "p50": values["p50_us"] / 1000, "p99": values["p99_us"] / 1000, "rss": peak / 1024,
+            **usage_figures(before, after, values["duration_us"] / 1e6, values["requests"]),
+            "bytes": None, "errors": values["errors"]}
+
+
+def measure_pg_naive(bench, postgres, durability, scenarios):
+    rows = []
+    for scenario in scenarios:
+        for count in bench.connections:
+            runs = [run_pg_naive(bench, postgres, scenario, count, durability) for _ in range(bench.repeats)]
+            row = {"target": f"pg naive {durability}", "scenario": scenario, "connections": count, **median_of(runs)}
+            log_row(row)
+            rows.append(row)
+    return rows
+
+
+def accepts_database_url(binary):
+    """Whether this modalstack has the PostgreSQL engine (`--database-url` in its --help)."""
+    result = subprocess.run([binary, "--help"], capture_output=True, text=True)
+    return "--database-url" in result.stdout + result.stderr
+
+
+def measure_postgres(bench):
+    """The PostgreSQL rows: the naive bound, then ModalStack with one and with two instances on
+    one database (when this build has the engine). Returns (rows, the server's description)."""
+    started = time.monotonic()
+    postgres = Postgres(bench)
+    try:
+        # The naive bound's threads, one connection each, and the ModalStack instances' pools.
+        postgres.start(bench, max_connections=max(bench.connections) + 100)
+        log(f"{postgres.version} on port {postgres.port}, data in {postgres.data}")
+        rows = measure_pg_naive(bench, postgres, "normal", ["read", "write"])
+        rows += measure_pg_naive(bench, postgres, "full", ["write"])
+        if accepts_database_url(bench.binary):
+            load_postgres_sessions(bench, postgres)
+            for instances in (1, 2):
+                for durability, scenarios in (("normal", ["read", "write"]), ("full", ["write"])):
+                    label = f"ModalStack pg {instances}× {durability}"
+                    rows += measure(bench, lambda: start_modalstack_pg(bench, postgres, instances, durability),
+                                    "modalstack", scenarios, bench.sessions, label)
+        else:
+            log("this modalstack has no --database-url: the ModalStack PostgreSQL rows are left out")
+        version = postgres.version
+    finally:
+        postgres.stop()
+    log(f"PostgreSQL rows: {time.monotonic() - started:.0f} s")
+    return rows, version
+
+
+# ---------------------------------------------------------------------------------------------
 # wrk
 
 RUN_NUMBERS = iter(range(int(time.time()) * 1000, 1 << 62))
 
+
+def usage(bench, pids, database):
+    """CPU time so far, in seconds: of these processes, of the database server (None without one),
+    of everything on the server's cores, and what the hypervisor stole from the machine's cores."""
+    return {"server": sum(cpu_seconds(pid) for pid in pids),
+            "database": database.cpu_seconds() if database else None,
+            "busy": cpu_seconds_by_kind(bench.server_cpu_set)["busy"],
+            "steal": cpu_seconds_by_kind(bench.all_cpus)["steal"]}
+
+
+def usage_figures(before, after, seconds, requests):
+    """The CPU figures of a run from usage() before and after it: the database server's CPU is
+    counted in the server's, and shown apart too (db_us)."""
+    database = None if before["database"] is None else after["database"] - before["database"]
+    cpu = after["server"] - before["server"] + (database or 0.0)
+    other = max(0.0, after["busy"] - before["busy"] - cpu)
+    return {"cpu": cpu, "cpu_pct": 100 * cpu / seconds, "cpu_us": 1e6 * cpu / max(requests, 1),
+            "db_us": None if database is None else 1e6 * database / max(requests, 1),
+            "other_pct": 100 * other / seconds, "steal_pct": 100 * (after["steal"] - before["steal"]) / seconds}
+
+
 def run_wrk(bench, server, mode, kind, sessions, connections, duration, close=False):
+    """One wrk per port of the server, each with its share of the connections and its own part of
+    the sessions (so that two instances never write one session); their figures summed, the
+    latencies the worse of the two."""
     for pid in server.pids:
         reset_peak(pid)
-    cpu_before = sum(cpu_seconds(pid) for pid in server.pids)
-    busy_before = cpu_seconds_by_kind(bench.server_cpu_set)["busy"]
-    steal_before = cpu_seconds_by_kind(bench.all_cpus)["steal"]
-    argv = ["wrk", "-t", str(bench.wrk_threads), "-c", str(connections), "-d", f"{duration}s", "--timeout", "5s",
-            "-s", LUA]
-    if close:
-        argv += ["-H", "Connection: close"]
-    argv += [f"http://127.0.0.1:{server.port}/", "--", mode, kind, str(sessions), "10", str(next(RUN_NUMBERS)),
-             str(bench.write_offset)]
-    if bench.wrk_cpus:
-        argv = ["taskset", "-c", bench.wrk_cpus] + argv
-    process = PROCESSES.start(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    before = usage(bench, server.pids, server.database)
+    shares = len(server.ports)
+    processes = []
+    for index, port in enumerate(server.ports):
+        argv = ["wrk", "-t", str(bench.wrk_threads), "-c", str(connections // shares), "-d", f"{duration}s",
+                "--timeout", "5s", "-s", LUA]
+        if close:
+            argv += ["-H", "Connection: close"]
+        argv += [f"http://127.0.0.1:{port}/", "--", mode, kind, str(sessions // shares), "10", str(next(RUN_NUMBERS)),
+                 str(bench.write_offsets[index]), str(index * (sessions // shares))]
+        if bench.wrk_cpus:
+            argv = ["taskset", "-c", bench.wrk_cpus] + argv
+        processes.append(PROCESSES.start(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE))
+    results = []
     try:
-        out, err = process.communicate(timeout=duration + 60)
+        for process in processes:
+            out, err = process.communicate(timeout=duration + 60)
+            match = re.search(r"BENCH_RESULT (.*)", out.decode(errors="replace"))
+            if not match:
+                raise RuntimeError(f"wrk printed no result: {out.decode(errors='replace')} {err.decode(errors='replace')}")
+            results.append({key: int(value) for key, value in (item.split("=") for item in match.group(1).split())})
     finally:
-        PROCESSES.stop(process)
-    cpu = sum(cpu_seconds(pid) for pid in server.pids) - cpu_before
-    other = max(0.0, cpu_seconds_by_kind(bench.server_cpu_set)["busy"] - busy_before - cpu)
-    steal = cpu_seconds_by_kind(bench.all_cpus)["steal"] - steal_before
+        for process in processes:
+            PROCESSES.stop(process)
+    after = usage(bench, server.pids, server.database)
     peak = sum(rss_kib(pid, "VmHWM") for pid in server.pids)
-    match = re.search(r"BENCH_RESULT (.*)", out.decode(errors="replace"))
-    if not match:
-        raise RuntimeError(f"wrk printed no result: {out.decode(errors='replace')} {err.decode(errors='replace')}")
-    values = {key: int(value) for key, value in (item.split("=") for item in match.group(1).split())}
     # The next run goes on with the write sequence where this one stopped (every write it sent was
     # carried out), so that presents and dismisses keep alternating on every session.
-    bench.write_offset = values["next_write"]
-    seconds = values["duration_us"] / 1e6
-    errors = sum(values[key] for key in ("connect", "read", "write", "status", "timeout"))
-    if errors:
-        log(f"  {server.name} {mode}{' close' if close else ''} c{connections}: {errors} errors "
-            f"(connect {values['connect']}, read {values['read']}, write {values['write']}, "
-            f"status>=400 {values['status']}, timeout {values['timeout']})")
+    bench.write_offsets = [values["next_write"] for values in results]
+    requests = sum(values["requests"] for values in results)
+    seconds = max(values["duration_us"] for values in results) / 1e6
+    errors = {key: sum(values[key] for values in results) for key in ("connect", "read", "write", "status", "timeout")}
+    if sum(errors.values()):
+        log(f"  {server.name} {mode}{' close' if close else ''} c{connections}: {sum(errors.values())} errors "
+            f"(connect {errors['connect']}, read {errors['read']}, write {errors['write']}, "
+            f"status>=400 {errors['status']}, timeout {errors['timeout']})")
     return {
-        "requests": values["requests"], "rps": values["requests"] / seconds,
-        "p50": values["p50_us"] / 1000, "p99": values["p99_us"] / 1000,
-        "rss": peak / 1024, "cpu": cpu, "cpu_pct": 100 * cpu / seconds,
-        "cpu_us": 1e6 * cpu / max(values["requests"], 1),
-        "bytes": values["bytes"] / max(values["requests"], 1),
-        "other_pct": 100 * other / seconds, "steal_pct": 100 * steal / seconds, "errors": errors,
+        "requests": requests, "rps": sum(values["requests"] / (values["duration_us"] / 1e6) for values in results),
+        "p50": max(values["p50_us"] for values in results) / 1000,
+        "p99": max(values["p99_us"] for values in results) / 1000,
+        "rss": peak / 1024, **usage_figures(before, after, seconds, requests),
+        "bytes": sum(values["bytes"] for values in results) / max(requests, 1), "errors": sum(errors.values()),
     }
 
 
 def median_of(runs):
-    result = {key: statistics.median(run[key] for run in runs) for key in runs[0] if key != "errors"}
+    result = {key: None if runs[0][key] is None else statistics.median(run[key] for run in runs)
+              for key in runs[0] if key != "errors"}
     result["errors"] = sum(run["errors"] for run in runs)
     return result
 
@@ -503,6 +814,12 @@ SCENARIOS = {
 }
 
 
+def log_row(row):
+    log(f"  {row['target']:<24} {row['scenario']:<11} c{row['connections']:<4} {row['rps']:>9.0f} req/s  "
+        f"p50 {row['p50']:.2f} ms  p99 {row['p99']:.2f} ms  RSS {row['rss']:.1f} MiB  CPU {row['cpu']:.2f} s  "
+        f"steal {row['steal_pct']:.0f} %")
+
+
 def measure(bench, start, kind, scenarios, sessions, label, connections=None, fresh=True):
     """Runs each scenario at each connection count, bench.repeats times. With `fresh`, each scenario
     gets a server just started by start() (so every scenario begins with the same sessions, whatever
@@ -515,7 +832,7 @@ def measure(bench, start, kind, scenarios, sessions, label, connections=None, fr
                 if server is not None:
                     server.stop()
                 server = start()
-                bench.write_offset = 0  # the server's sessions are as loaded: the sequence starts over
+                bench.write_offsets = [0] * len(server.ports)  # the sessions are as loaded: the sequence starts over
             mode, close, _ = SCENARIOS[scenario]
             if bench.warmup:
                 run_wrk(bench, server, mode, kind, sessions, 64, bench.warmup, close)
@@ -523,8 +840,7 @@ def measure(bench, start, kind, scenarios, sessions, label, connections=None, fr
                 runs = [run_wrk(bench, server, mode, kind, sessions, count, bench.duration, close)
                         for _ in range(bench.repeats)]
                 row = {"target": label, "scenario": scenario, "connections": count, **median_of(runs)}
-                log(f"  {label:<24} {scenario:<11} c{count:<4} {row['rps']:>9.0f} req/s  p50 {row['p50']:.2f} ms  "
-                    f"p99 {row['p99']:.2f} ms  RSS {row['rss']:.1f} MiB  CPU {row['cpu']:.2f} s  steal {row['steal_pct']:.0f} %")
+                log_row(row)
                 rows.append(row)
     finally:
         if server is not None:
@@ -581,12 +897,14 @@ def table(headers, rows, markdown, left=3):
 
 
 def results_table(rows, markdown):
+    def optional(value, form):
+        return "-" if value is None else format(value, form)
     headers = ["target", "scenario", "conns", "req/s", "p50 ms", "p99 ms", "peak RSS MiB", "CPU s", "CPU %",
-               "CPU µs/req", "other %", "steal %", "errors", "B/resp"]
+               "CPU µs/req", "of it DB", "other %", "steal %", "errors", "B/resp"]
     cells = [[row["target"], SCENARIOS[row["scenario"]][2], str(row["connections"]), f"{row['rps']:.0f}",
               f"{row['p50']:.2f}", f"{row['p99']:.2f}", f"{row['rss']:.1f}", f"{row['cpu']:.2f}",
-              f"{row['cpu_pct']:.0f}", f"{row['cpu_us']:.1f}", f"{row['other_pct']:.0f}", f"{row['steal_pct']:.0f}", str(row["errors"]),
-              f"{row['bytes']:.0f}"] for row in rows]
+              f"{row['cpu_pct']:.0f}", f"{row['cpu_us']:.1f}", optional(row["db_us"], ".1f"), f"{row['other_pct']:.0f}",
+              f"{row['steal_pct']:.0f}", str(row["errors"]), optional(row["bytes"], ".0f")] for row in rows]
     return table(headers, cells, markdown)
 
 
@@ -651,6 +969,17 @@ def ratios(rows, scaling, connections, naive_rate):
     ratio("writes: full / normal", full, normal, None, "write")
     ratio("writes normal / ModalStack's own reads", normal, normal, None, "write", "read")
     ratio("webdis: writes always / everysec", always, everysec, None, "write")
+    if any(row["target"].startswith("ModalStack pg") for row in rows):
+        for instances in ("1×", "2×"):
+            pg = f"ModalStack pg {instances}"
+            ratio(f"pg {instances} reads: GET / naive SELECT", f"{pg} normal", "pg naive normal", None, "read")
+            ratio(f"pg {instances} writes normal: present+dismiss / naive transaction", f"{pg} normal",
+                  "pg naive normal", None, "write")
+            ratio(f"pg {instances} writes full: present+dismiss / naive transaction", f"{pg} full", "pg naive full",
+                  None, "write")
+            ratio(f"pg {instances} reads / SQLite (ModalStack normal)", f"{pg} normal", normal, None, "read")
+            ratio(f"pg {instances} writes normal / SQLite normal", f"{pg} normal", normal, None, "write")
+            ratio(f"pg {instances} writes full / SQLite full", f"{pg} full", full, None, "write")
     if scaling:
         largest = scaling[-1]
         mark = "ok" if largest["startup"] <= 1.0 else "SHORT"
@@ -733,7 +1062,7 @@ def main():
                                      epilog="\n".join(__doc__.splitlines()[5:]))
     parser.add_argument("--binary", required=True, help="the release modalstack binary")
     modes = parser.add_mutually_exclusive_group()
-    modes.add_argument("--quick", action="store_true", help="64 connections, 3 s runs, once, 1k sessions: under a minute")
+    modes.add_argument("--quick", action="store_true", help="64 connections, 3 s runs, once, 1k sessions: under two minutes")
     modes.add_argument("--full", action="store_true", help="also the scaling row with 1M sessions")
     modes.add_argument("--callgrind", action="store_true",
                        help="instead: ModalStack's instructions per read and per write under valgrind's callgrind")
@@ -745,6 +1074,8 @@ def main():
     parser.add_argument("--nice", type=int, help="niceness of the servers and wrk (default -10 as root, else 0): "
                         "keeps other work on the machine from skewing the figures")
     parser.add_argument("--tmpdir", help="where the databases and AOF files go (default: $TMPDIR or /tmp)")
+    parser.add_argument("--no-postgres", action="store_true",
+                        help="leave out the PostgreSQL rows (the naive bound over libpq, ModalStack on PostgreSQL)")
     arguments = parser.parse_args()
 
     bench_started = time.monotonic()
@@ -803,8 +1134,12 @@ def main():
         flags = subprocess.run(["pkg-config", "--cflags", "--libs", "libmicrohttpd"], capture_output=True, text=True,
                                check=True).stdout.split()
         subprocess.run(["gcc", "-O2", "-o", bench.ceiling, CEILING_SOURCE] + flags, check=True)
+        if not arguments.no_postgres and not arguments.callgrind:
+            bench.pg_naive = os.path.join(bench.tmp, "pg-naive")
+            subprocess.run(["gcc", "-O2", "-pthread", "-o", bench.pg_naive, PG_NAIVE_SOURCE,
+                            "-I/usr/include/postgresql", "-lpq"], check=True)
 
-        bench.write_offset = 0
+        bench.write_offsets = [0]
         bench.template, bench.presentation = make_template(bench)
         if arguments.callgrind:
             instruction_table(bench)
@@ -849,6 +1184,11 @@ def main():
                 scenarios = ["read", "write", "mix", "read-close"]  # health: no SQLite, as in normal
             rows += measure(bench, start, "modalstack", scenarios, bench.sessions, f"ModalStack {durability}")
 
+        postgres_version = None
+        if not arguments.no_postgres:
+            postgres_rows, postgres_version = measure_postgres(bench)
+            rows += postgres_rows
+
         scaling = []
         if bench.quick:
             read = next(row for row in rows if row["target"] == "ModalStack normal" and row["scenario"] == "read")
@@ -889,6 +1229,12 @@ def main():
             f"ModalStack with its defaults but --host/--port/--db/--durability/--threads {SERVER_THREADS} "
             f"(its access log on stdout goes to /dev/null); load average after the run {load_after}",
         ]
+        if postgres_version:
+            header.append(
+                f"{postgres_version} on the server's cores, data on {filesystem}, fsync and full_page_writes on, "
+                f"synchronous_commit per connection (normal off, full on); clients over TCP 127.0.0.1; "
+                f"ModalStack pg: --database-url, --threads {PG_SERVER_THREADS}, its default pool; "
+                f"CPU of every postgres process counted")
         ratio_lines = ratios(rows, scaling, bench.connections, bench.naive_rate)
         print()
         print("\n".join(header))

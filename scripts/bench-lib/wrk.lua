@@ -1,6 +1,6 @@
 -- The request mix of scripts/bench, for wrk (run with one thread: -t1).
 --
---   wrk -t1 -cC -dDs -s wrk.lua URL -- MODE KIND SESSIONS [WRITE_PERCENT [RUN [FIRST_WRITE]]]
+--   wrk -t1 -cC -dDs -s wrk.lua URL -- MODE KIND SESSIONS [WRITE_PERCENT [RUN [FIRST_WRITE [FIRST_SESSION]]]]
 --
 -- MODE   read   every request reads one session picked at random among SESSIONS
 --        write  present+dismiss pairs (see below), nothing else
@@ -10,11 +10,13 @@
 -- KIND   modalstack  GET /v1/sessions/bench-N; POST …/presentations then POST …/dismiss {}
 --        webdis      GET /LRANGE/bench-N/0/-1; GET /LPUSH/bench-N/<the same JSON> then GET /LPOP/bench-N
 --        fixed       the ceiling: the modalstack read path (the server ignores it)
--- Sessions are "bench-0" … "bench-(SESSIONS-1)"; they must exist (scripts/bench loads them).
+-- Sessions are "bench-F" … "bench-(F+SESSIONS-1)", F = FIRST_SESSION (default 0); they must
+-- exist (scripts/bench loads them). Two wrk processes on two servers of one database take
+-- disjoint ranges, so that no session is written through both.
 --
--- Writes follow one sequence, w = 0, 1, 2, …: write w goes to session P(w mod SESSIONS), where
--- P(i) = (A*i + 7) mod SESSIONS is a bijection, and is a present when floor(w / SESSIONS) is even,
--- a dismiss when odd. So every session sees present, dismiss, present, … and a session is
+-- Writes follow one sequence, w = 0, 1, 2, …: write w goes to session F + P(w mod SESSIONS),
+-- where P(i) = (A*i + 7) mod SESSIONS is a bijection, and is a present when floor(w / SESSIONS)
+-- is even, a dismiss when odd. So every session sees present, dismiss, present, … and a session is
 -- revisited only after SESSIONS other writes: with SESSIONS much larger than the connection count
 -- its present has been answered before its dismiss is sent, and every write is a real change (a
 -- push, then a pop), never a refused one. A run starts the sequence at FIRST_WRITE (default 0)
@@ -27,7 +29,7 @@
 -- Headers given with -H (e.g. "Connection: close") are sent with every request. done() prints one
 -- line "BENCH_RESULT key=value …" that scripts/bench-lib/bench.py parses (latencies in µs).
 
-local mode, kind, sessions, write_percent, run
+local mode, kind, sessions, write_percent, run, first_session
 local headers_get, headers_post
 local first = true
 local A = 1000003
@@ -53,6 +55,7 @@ function init(args)
    write_percent = tonumber(args[4] or "10")
    run = args[5] or tostring(os.time())
    bench_next_write = tonumber(args[6] or "0")
+   first_session = tonumber(args[7] or "0")
    if A % sessions == 0 then A = 999983 end
    math.randomseed(os.time() + os.clock() * 1000000)
    headers_get = copy_headers()
@@ -60,7 +63,7 @@ function init(args)
 end
 
 local function read()
-   local n = math.random(0, sessions - 1)
+   local n = first_session + math.random(0, sessions - 1)
    if kind == "webdis" then
       return wrk.format("GET", "/LRANGE/bench-" .. n .. "/0/-1", headers_get)
    end
@@ -70,7 +73,7 @@ end
 local function write()
    local w = bench_next_write
    bench_next_write = w + 1
-   local n = (A * (w % sessions) + 7) % sessions
+   local n = first_session + (A * (w % sessions) + 7) % sessions
    if math.floor(w / sessions) % 2 == 0 then
       local body = '{"destination":"settings","payload":{"n":' .. w .. ',"run":' .. run .. '}}'
       if kind == "webdis" then

@@ -61,18 +61,33 @@ final class PostgresConnection: @unchecked Sendable {
     var isUsable: Bool { PQstatus(handle) == CONNECTION_OK && PQtransactionStatus(handle) == PQTRANS_IDLE }
 
     /// Runs one statement with text parameters (`$1`, `$2`, … ; nil is NULL) and returns its rows.
+    /// Each statement is prepared once per connection, on its first use: the server parses and
+    /// plans it once, not on every call.
     @discardableResult
     func execute(_ sql: String, _ parameters: [String?]) throws(PostgresError) -> PostgresRows {
+        let name = try prepared(sql, parameterCount: parameters.count)
         var copies: [UnsafeMutablePointer<CChar>?] = parameters.map { $0.map { strdup($0) } ?? nil }
         defer { for copy in copies { free(copy) } }
         let result = copies.withUnsafeMutableBufferPointer { buffer in
             buffer.withMemoryRebound(to: UnsafePointer<CChar>?.self) { values in
-                PQexecParams(handle, sql, Int32(values.count), nil, values.baseAddress, nil, nil, 0)
+                PQexecPrepared(handle, name, Int32(values.count), values.baseAddress, nil, nil, 0)
             }
         }
         let rows = try PostgresRows(result, connection: handle)
         succeeded += 1
         return rows
+    }
+
+    /// The names of the statements prepared on this connection, by their text.
+    private var preparedNames: [String: String] = [:]
+
+    /// The name of `sql` prepared on this connection, preparing it first if needed.
+    private func prepared(_ sql: String, parameterCount: Int) throws(PostgresError) -> String {
+        if let name = preparedNames[sql] { return name }
+        let name = "ms\(preparedNames.count)"
+        _ = try PostgresRows(PQprepare(handle, name, sql, Int32(parameterCount), nil), connection: handle)
+        preparedNames[sql] = name
+        return name
     }
 
     /// Runs `sql`, which may hold several statements without parameters (a migration, say).

@@ -55,7 +55,9 @@ Method
   RSS (VmHWM from /proc/PID/status, reset through /proc/PID/clear_refs before each run; for the
   peer the sum of redis-server's and webdis's) and its CPU time during the run (utime + stime from
   /proc/PID/stat; CPU % is of one core; CPU µs/req is that time per request answered, which
-  compares what targets spend per request even when one of them leaves its core idle).
+  compares what targets spend per request even when one of them leaves its core idle; user µs and
+  sys µs split the server's own part into user and kernel time: what parsing, rules and rendering
+  cost against what sockets, writes and syncs cost).
 * Naive one-fsync-per-request baseline: no server, only what bounds one. A process on the server's
   cores appends a 1 KiB record to a file in the benchmark's directory (the databases' filesystem)
   and calls fdatasync after each, for one run's duration; a server that syncs once per request
@@ -83,7 +85,8 @@ Method
 * --callgrind, instead of all the above: ModalStack's instructions per request, counted by
   valgrind's callgrind (all its threads, libmicrohttpd and SQLite included, the kernel not) over
   8 s of wrk at 16 connections on 256 sessions, after a 5 s warm-up: reads (working-set hits)
-  and present+dismiss pairs, each with the Swift functions that take most (inclusive). The
+  and present+dismiss pairs, each split by layer (HTTP, endpoint, rules, rendering, commit, and
+  libmicrohttpd's memset; see LAYERS) and with the Swift functions that take most (inclusive). The
   hypervisor's steal changes requests/s from run to run; it does not change these counts.
 * Scaling: ModalStack (normal) with 1k, 10k, 100k sessions (and 1M with --full): start-up time
   (spawn until GET /readyz answers 200), RSS once ready, reads and writes at 64 connections with
@@ -193,12 +196,14 @@ def rss_kib(pid, field="VmRSS"):
 
 
 def cpu_seconds(pid):
+    """The process's CPU time so far, in seconds: (user, system)."""
     try:
         with open(f"/proc/{pid}/stat") as stat:
             fields = stat.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        ticks = os.sysconf("SC_CLK_TCK")
+        return int(fields[11]) / ticks, int(fields[12]) / ticks
     except FileNotFoundError:
-        return 0.0
+        return 0.0, 0.0
 
 
 def cpu_seconds_by_kind(cpus):
@@ -729,20 +734,26 @@ RUN_NUMBERS = iter(range(int(time.time()) * 1000, 1 << 62))
 def usage(bench, pids, database):
     """CPU time so far, in seconds: of these processes, of the database server (None without one),
     of everything on the server's cores, and what the hypervisor stole from the machine's cores."""
-    return {"server": sum(cpu_seconds(pid) for pid in pids),
+    times = [cpu_seconds(pid) for pid in pids]
+    return {"user": sum(user for user, _ in times), "system": sum(system for _, system in times),
             "database": database.cpu_seconds() if database else None,
             "busy": cpu_seconds_by_kind(bench.server_cpu_set)["busy"],
             "steal": cpu_seconds_by_kind(bench.all_cpus)["steal"]}
 
 
 def usage_figures(before, after, seconds, requests):
-    """The CPU figures of a run from usage() before and after it: the database server's CPU is
-    counted in the server's, and shown apart too (db_us)."""
+    """The CPU figures of a run from usage() before and after it: the server's own split into user
+    and system time (user_us, sys_us), and the database server's CPU counted in the total and shown
+    apart too (db_us)."""
     database = None if before["database"] is None else after["database"] - before["database"]
-    cpu = after["server"] - before["server"] + (database or 0.0)
+    user = after["user"] - before["user"]
+    system = after["system"] - before["system"]
+    cpu = user + system + (database or 0.0)
     other = max(0.0, after["busy"] - before["busy"] - cpu)
-    return {"cpu": cpu, "cpu_pct": 100 * cpu / seconds, "cpu_us": 1e6 * cpu / max(requests, 1),
-            "db_us": None if database is None else 1e6 * database / max(requests, 1),
+    per_request = 1e6 / max(requests, 1)
+    return {"cpu": cpu, "cpu_pct": 100 * cpu / seconds, "cpu_us": cpu * per_request,
+            "user_us": user * per_request, "sys_us": system * per_request,
+            "db_us": None if database is None else database * per_request,
             "other_pct": 100 * other / seconds, "steal_pct": 100 * (after["steal"] - before["steal"]) / seconds}
 
 
@@ -900,10 +911,11 @@ def results_table(rows, markdown):
     def optional(value, form):
         return "-" if value is None else format(value, form)
     headers = ["target", "scenario", "conns", "req/s", "p50 ms", "p99 ms", "peak RSS MiB", "CPU s", "CPU %",
-               "CPU µs/req", "of it DB", "other %", "steal %", "errors", "B/resp"]
+               "CPU µs/req", "user µs", "sys µs", "of it DB", "other %", "steal %", "errors", "B/resp"]
     cells = [[row["target"], SCENARIOS[row["scenario"]][2], str(row["connections"]), f"{row['rps']:.0f}",
               f"{row['p50']:.2f}", f"{row['p99']:.2f}", f"{row['rss']:.1f}", f"{row['cpu']:.2f}",
-              f"{row['cpu_pct']:.0f}", f"{row['cpu_us']:.1f}", optional(row["db_us"], ".1f"), f"{row['other_pct']:.0f}",
+              f"{row['cpu_pct']:.0f}", f"{row['cpu_us']:.1f}", f"{row['user_us']:.1f}", f"{row['sys_us']:.1f}",
+              optional(row["db_us"], ".1f"), f"{row['other_pct']:.0f}",
               f"{row['steal_pct']:.0f}", str(row["errors"]), optional(row["bytes"], ".0f")] for row in rows]
     return table(headers, cells, markdown)
 
@@ -1038,7 +1050,32 @@ def instructions_per_request(bench, database, mode, sessions):
         if name not in seen:
             seen.add(name)
             busiest.append((count, name))
-    return total // max(requests, 1), memset, busiest[:CALLGRIND_FUNCTIONS]
+    return total // max(requests, 1), memset, busiest
+
+
+# The layers of a request, each the inclusive instructions of the functions named (the busiest
+# demangled name holding each, closures included, as the compiler may inline the function into
+# them), outermost first: a layer's own count leaves out the layers inside it.
+# What is left of the total (libmicrohttpd, the dispatcher, sending the answer) is HTTP.
+LAYERS = [
+    ("endpoint", ("Router.respond(to:reply:)",)),
+    ("rules", ("Session.applying(_:in:)",)),
+    # A read answers with the JSON the working set keeps per version: it renders nothing.
+    ("rendering", ("Responses.change(",)),
+    ("commit", ("SQLiteSessionStore.commit(_:)",)),
+]
+
+
+def layer_split(total, memset, functions):
+    """Instructions per request by layer, from callgrind's inclusive counts (see LAYERS)."""
+    def inclusive(prefixes):
+        return sum(max((count for count, name in functions if prefix in name), default=0) for prefix in prefixes)
+    counts = {layer: inclusive(prefixes) for layer, prefixes in LAYERS}
+    # rules and rendering run inside the endpoint's call; the commit on the committer, outside it.
+    endpoint = max(0, counts["endpoint"] - counts["rules"] - counts["rendering"])
+    http = max(0, total - memset - counts["endpoint"] - counts["commit"])
+    return [("HTTP", http), ("endpoint", endpoint), ("rules", counts["rules"]),
+            ("rendering", counts["rendering"]), ("commit", counts["commit"]), ("libc memset", memset)]
 
 
 def instruction_table(bench):
@@ -1049,7 +1086,8 @@ def instruction_table(bench):
         shutil.copyfile(database, copy)
         total, memset, busiest = instructions_per_request(bench, copy, mode, CALLGRIND_SESSIONS)
         print(f"\n{label}: {total:,} instructions per request, {total - memset:,} besides libc memset ({memset:,})")
-        for count, name in busiest:
+        print("  by layer: " + ", ".join(f"{layer} {count:,}" for layer, count in layer_split(total, memset, busiest)))
+        for count, name in busiest[:CALLGRIND_FUNCTIONS]:
             print(f"  {count:>9,}  {name[:110]}")
 
 

@@ -5,6 +5,7 @@ import ModalStackCore
 import ModalStackHTTP
 import ModalStackTestSupport
 import Synchronization
+import Testing
 
 // Helpers shared by the reliability suites (CrashTests, StorageAvailabilityTests, CorruptStartTests,
 // HostileInputTests, SessionConcurrencyTests): plain threads, raw sockets, the server's memory, the
@@ -500,4 +501,46 @@ struct StartAttempt {
 /// A file's bytes, or nil when it does not exist.
 func fileBytes(_ path: String) -> Data? {
     FileManager.default.contents(atPath: path)
+}
+
+/// A change a client was told was made: its version, the stack and queue its answer gave (ids),
+/// and what the client did, for messages.
+protocol AcknowledgedChange {
+    var version: Int { get }
+    var stack: [String] { get }
+    var queue: [String] { get }
+    var operation: String { get }
+}
+
+/// Expects each acknowledged version once, and with the session's creation (version 1) every
+/// version from 1 to `finalVersion`: no change lost, none given a version twice.
+func expectEachVersionOnce(_ acks: [some AcknowledgedChange], finalVersion: Int) {
+    let versions = acks.map(\.version)
+    var seen: [Int: Int] = [:]
+    for version in versions { seen[version, default: 0] += 1 }
+    let duplicated = seen.filter { $0.value > 1 }.keys.sorted()
+    #expect(duplicated.isEmpty, "versions acknowledged more than once: \(duplicated.prefix(20))")
+    #expect(
+        Set(versions + [1]) == Set(1...finalVersion),
+        "acknowledged versions miss \(Set(1...finalVersion).subtracting(versions + [1]).sorted().prefix(20))")
+    #expect(versions.count + 1 == finalVersion)
+}
+
+extension EventReplay {
+    /// The acknowledged states the log, replayed from the start, does not reach, described.
+    func divergences(from acks: [some AcknowledgedChange]) -> [String] {
+        var divergences: [String] = []
+        for ack in acks.sorted(by: { $0.version < $1.version }) {
+            guard let state = state(after: ack.version) else {
+                divergences.append("v\(ack.version) (\(ack.operation)) is not in the log")
+                continue
+            }
+            if state.stack != ack.stack || state.queue != ack.queue {
+                divergences.append(
+                    "v\(ack.version) (\(ack.operation)): acknowledged stack \(ack.stack) queue \(ack.queue), the log replays to stack \(state.stack) queue \(state.queue)"
+                )
+            }
+        }
+        return divergences
+    }
 }

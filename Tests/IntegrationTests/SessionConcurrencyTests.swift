@@ -55,15 +55,8 @@ struct SessionConcurrencyTests {
                 + "statuses \(statuses.sorted { $0.key < $1.key }.map { "\($0.key)×\($0.value)" }.joined(separator: " "))"
         )
 
-        // Each change exactly once: the acknowledged versions are distinct and, with the creation, are 1…N.
-        let versions = acks.map(\.version)
-        var seen: [Int: Int] = [:]
-        for version in versions { seen[version, default: 0] += 1 }
-        let duplicated = seen.filter { $0.value > 1 }.keys.sorted()
-        #expect(duplicated.isEmpty, "versions acknowledged more than once: \(duplicated.prefix(20))")
-        #expect(
-            Set(versions + [1]) == Set(1...finalVersion), "acknowledged versions are not exactly 1...\(finalVersion)")
-        #expect(versions.count + 1 == finalVersion)
+        // Each change exactly once.
+        expectEachVersionOnce(acks, finalVersion: finalVersion)
         #expect(acks.count >= Self.clients * 5, "too few changes went through to mean anything")
         // Interleaving happened: If-Match lost some races, and more than one client got changes in.
         #expect(statuses[412, default: 0] > 0)
@@ -83,18 +76,7 @@ struct SessionConcurrencyTests {
         #expect(replay.finalState.queue == final.json.queueIDs, "the log replays to another queue than the session's")
         // Every acknowledged state, from the log replayed from the start…
         let sortedAcks = acks.sorted { $0.version < $1.version }
-        var divergences: [String] = []
-        for ack in sortedAcks {
-            guard let state = replay.state(after: ack.version) else {
-                divergences.append("v\(ack.version) (\(ack.operation)) is not in the log")
-                continue
-            }
-            if state.stack != ack.stack || state.queue != ack.queue {
-                divergences.append(
-                    "v\(ack.version) (\(ack.operation)): acknowledged stack \(ack.stack) queue \(ack.queue), the log replays to stack \(state.stack) queue \(state.queue)"
-                )
-            }
-        }
+        let divergences = replay.divergences(from: acks)
         #expect(
             divergences.isEmpty,
             "the replayed log leaves \(divergences.count) acknowledged states; the first: \(divergences.prefix(1))")
@@ -168,7 +150,7 @@ struct SessionConcurrencyTests {
 
 /// One client: random operations on the shared session until the end, one at a time.
 private struct Hammer {
-    struct Ack: Sendable {
+    struct Ack: Sendable, AcknowledgedChange {
         let version: Int
         let stack: [String]
         let queue: [String]

@@ -157,31 +157,22 @@ public final class PostgresSessionStore: SessionStore {
         try writer { connection throws(PostgresError) in
             // A session found superseded after some of its writes ran is left out of a new try of
             // the whole transaction; one found before any ran is simply skipped.
-            attempt: while true {
-                try connection.execute("BEGIN")
-                do throws(PostgresError) {
-                    var written: [String] = []
-                    for (id, writes) in sessions where !superseded.contains(id) {
-                        switch try apply(writes, on: connection, oldestResponseKept: oldestResponseKept) {
-                        case .applied: written.append(id)
-                        case .supersededBeforeWriting: superseded.insert(id)
-                        case .supersededAfterWriting:
-                            superseded.insert(id)
-                            try connection.execute("ROLLBACK")
-                            continue attempt
-                        }
+            while try connection.transaction({ () throws(PostgresError) in
+                var written: [String] = []
+                for (id, writes) in sessions where !superseded.contains(id) {
+                    switch try apply(writes, on: connection, oldestResponseKept: oldestResponseKept) {
+                    case .applied: written.append(id)
+                    case .supersededBeforeWriting: superseded.insert(id)
+                    case .supersededAfterWriting:
+                        superseded.insert(id)
+                        return .rollBack
                     }
-                    for payload in changeNotifications.payloads(for: written) {
-                        try connection.execute(
-                            "SELECT pg_notify($1, $2)", [PostgresChangeNotifications.channel, payload])
-                    }
-                    try connection.execute("COMMIT")
-                    return
-                } catch {
-                    if !error.connectionBroken { _ = try? connection.execute("ROLLBACK") }
-                    throw error
                 }
-            }
+                for payload in changeNotifications.payloads(for: written) {
+                    try connection.execute("SELECT pg_notify($1, $2)", [PostgresChangeNotifications.channel, payload])
+                }
+                return .commit
+            }) == .rollBack {}
         }
         return superseded
     }
@@ -452,6 +443,7 @@ public final class PostgresSessionStore: SessionStore {
             try connection.transaction { () throws(PostgresError) in
                 try connection.execute(PostgresSchema.migrations[step])
                 try connection.execute("INSERT INTO \(table) (version) VALUES ($1)", [String(step + 1)])
+                return .commit
             }
         }
         return nil

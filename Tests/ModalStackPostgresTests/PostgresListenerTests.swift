@@ -34,6 +34,7 @@ struct PostgresListenerTests {
             for payload in ["a", "b", "", "a "] { try notify(sender, payload) }
             try notify(sender, "another channel", channel: Self.channel.lowercased())
             try notify(sender, "yet another channel", channel: "other")
+            return .commit
         }
         for payload in ["c", "d", #"é ✓ "quoted" 'x'"#] { try notify(sender, payload) }
         let expected = ["a", "b", "", "a ", "c", "d", #"é ✓ "quoted" 'x'"#]
@@ -139,6 +140,7 @@ struct PostgresListenerTests {
         let sender = try PostgresConnection(database)
         try sender.transaction { () throws(PostgresError) in
             for number in 0..<200 { try notify(sender, String(number)) }
+            return .commit
         }
         #expect(waitUntil { calls.value.finished >= 1 })
         let duration = ContinuousClock().measure { listener.stop() }

@@ -98,18 +98,26 @@ final class PostgresConnection: @unchecked Sendable {
         return rows
     }
 
-    /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
-    func transaction<Result>(_ body: () throws(PostgresError) -> Result) throws(PostgresError) -> Result {
+    /// How a transaction's body wants it to end.
+    enum TransactionEnd {
+        case commit
+        case rollBack
+    }
+
+    /// Runs `body` in a transaction, which ends as `body` says, or rolled back when it throws;
+    /// returns how it ended.
+    @discardableResult
+    func transaction(_ body: () throws(PostgresError) -> TransactionEnd) throws(PostgresError) -> TransactionEnd {
         try execute("BEGIN")
-        let result: Result
+        let end: TransactionEnd
         do {
-            result = try body()
+            end = try body()
         } catch {
             if !error.connectionBroken { _ = try? execute("ROLLBACK") }
             throw error
         }
-        try execute("COMMIT")
-        return result
+        try execute(end == .commit ? "COMMIT" : "ROLLBACK")
+        return end
     }
 }
 

@@ -39,12 +39,11 @@ var package = Package(
         .target(name: "Timekeeping"),
         .target(name: "ModalStackCore"),
         // The store protocol and its values; each engine is a target of its own.
-        .target(name: "ModalStackStore", dependencies: ["ModalStackCore"]),
+        .target(name: "ModalStackStore", dependencies: ["ModalStackCore", "Timekeeping"]),
         .target(
             name: "ModalStackSQLite",
             dependencies: ["ModalStackCore", "ModalStackStore", "CSQLite", "Locking", "Timekeeping"]
         ),
-        // Not linked by the executable yet: `--database-url` comes with the store seam's next step.
         .target(
             name: "ModalStackPostgres",
             dependencies: ["ModalStackCore", "ModalStackStore", "CLibPQ", "Locking", "Timekeeping"]

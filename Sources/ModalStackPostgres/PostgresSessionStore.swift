@@ -122,7 +122,7 @@ public final class PostgresSessionStore: SessionStore {
     }
 
     public func idempotentResponse(scope: String, key: String) throws(StoreError) -> StoredResponse? {
-        let oldestKept = retention.oldestResponseKept(at: Timestamp(millisecondsSinceEpoch: time.wallMilliseconds()))
+        let oldestKept = retention.oldestResponseKept(at: time.now())
         let rows = try query(
             """
             SELECT fingerprint, status, headers, body, created_at FROM idempotent_responses
@@ -148,8 +148,7 @@ public final class PostgresSessionStore: SessionStore {
     @discardableResult
     public func commit(_ writes: [SessionWrite]) throws(StoreError) -> Set<String> {
         guard !writes.isEmpty else { return [] }
-        let oldestResponseKept = retention.oldestResponseKept(
-            at: Timestamp(millisecondsSinceEpoch: time.wallMilliseconds()))
+        let oldestResponseKept = retention.oldestResponseKept(at: time.now())
         // Each session's writes in their order, the sessions in id order: instances committing the
         // same sessions lock their rows in the same order, so they never deadlock.
         let sessions = Dictionary(grouping: writes, by: \.sessionID).sorted { $0.key < $1.key }

@@ -163,7 +163,7 @@ public final class SQLiteSessionStore: SessionStore {
     }
 
     public func idempotentResponse(scope: String, key: String) throws(StoreError) -> StoredResponse? {
-        let oldestKept = retention.oldestResponseKept(at: Timestamp(millisecondsSinceEpoch: time.wallMilliseconds()))
+        let oldestKept = retention.oldestResponseKept(at: time.now())
         let row: (fingerprint: [UInt8], status: Int64, headers: String, body: [UInt8], createdAt: Int64)?
         row = try read { connection throws(SQLiteError) in
             let statement = try connection.statement(

@@ -100,13 +100,6 @@ public enum ChangeRefusal: Error, Sendable {
     case storeFailed(StoreError)
 }
 
-extension TimeSource {
-    /// The wall clock, in the core's terms.
-    public func now() -> Timestamp {
-        Timestamp(millisecondsSinceEpoch: wallMilliseconds())
-    }
-}
-
 /// Unguessable, URL-safe identifiers: 144 random bits from the kernel (getrandom) as 24 base64url characters.
 public enum RandomID {
     private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)

@@ -1,4 +1,5 @@
 import ModalStackCore
+import Timekeeping
 
 /// Where sessions live between requests. Narrow on purpose: an engine implements these few
 /// calls and nothing else changes. Engines keep what ``RetentionPolicy`` says and derive no rule
@@ -202,4 +203,11 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
     }
 
     public var description: String { message }
+}
+
+extension TimeSource {
+    /// The wall clock, in the core's terms.
+    public func now() -> Timestamp {
+        Timestamp(millisecondsSinceEpoch: wallMilliseconds())
+    }
 }

@@ -49,9 +49,6 @@ final class PostgresChangeNotifications: Sendable {
         started.start()
     }
 
-    /// Whether announcements from other instances are being heard now.
-    var isListening: Bool { listener.withLock { $0?.isListening ?? false } }
-
     func stop() {
         listener.withLock { $0 }?.stop()
     }

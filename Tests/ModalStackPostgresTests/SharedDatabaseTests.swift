@@ -94,7 +94,7 @@ struct SharedDatabaseTests {
             }
             result.withLock { $0 = outcome }
         }
-        let finished = try waitUntil(timeout: .seconds(10)) { result.withLock { $0 != nil } }
+        let finished = waitUntil(timeout: .seconds(10)) { result.withLock { $0 != nil } }
         try holder.execute("ROLLBACK")
         #expect(finished, "the sweep's commit waited for the transaction holding the session")
         #expect(try result.withLock { $0 }?.get() == ["held"])
@@ -142,12 +142,12 @@ struct SharedDatabaseTests {
         second.observeOtherWriters { id in heardBySecond.withLock { $0.append(id) } }
         try first.commit([Fixtures.save(Fixtures.session("a")), Fixtures.save(Fixtures.session("b"))])
         try first.commit([.delete(sessionID: "a")])
-        #expect(try waitUntil { heardBySecond.withLock { $0.count == 3 } })
+        #expect(waitUntil { heardBySecond.withLock { $0.count == 3 } })
         #expect(heardBySecond.withLock { $0 } == ["a", "b", "a"])
         // A superseded write announces nothing.
         #expect(try second.commit([Fixtures.save(Fixtures.session("b"))]) == ["b"])
         try second.commit([Fixtures.save(Fixtures.session("c"))])
-        #expect(try waitUntil { heardByFirst.withLock { !$0.isEmpty } })
+        #expect(waitUntil { heardByFirst.withLock { !$0.isEmpty } })
         #expect(heardByFirst.withLock { $0 } == ["c"])
 
         // The listening connection is cut: once it listens again, the store says it may have missed some.
@@ -155,7 +155,7 @@ struct SharedDatabaseTests {
         try killer.execute(
             "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN%'"
         )
-        #expect(try waitUntil(timeout: .seconds(10)) { heardBySecond.withLock { $0.contains(nil) } })
+        #expect(waitUntil(timeout: .seconds(10)) { heardBySecond.withLock { $0.contains(nil) } })
     }
 
     @Test("writers on two stores racing on one session: every version is written once, none skipped")

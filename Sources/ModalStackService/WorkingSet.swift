@@ -26,6 +26,14 @@ final class WorkingSet: Sendable {
         var entries: [Entry] = []
         /// The next slot to consider for eviction.
         var hand = 0
+
+        /// The slot of `session`'s very version, if it is held and current.
+        func slot(holding session: Session) -> Int? {
+            guard let slot = slots[session.id], entries[slot].isCurrent,
+                entries[slot].session?.version == session.version
+            else { return nil }
+            return slot
+        }
     }
 
     let capacity: Int
@@ -71,23 +79,13 @@ final class WorkingSet: Sendable {
 
     /// The JSON rendered for the session's version, if the working set holds that version rendered.
     func rendering(of session: Session) -> [UInt8]? {
-        state.withLock { state in
-            guard let slot = state.slots[session.id], state.entries[slot].isCurrent,
-                state.entries[slot].session?.version == session.version
-            else { return nil }
-            return state.entries[slot].rendered
-        }
+        state.withLock { state in state.slot(holding: session).flatMap { state.entries[$0].rendered } }
     }
 
     /// Keeps the JSON rendered for a session's version, if that version is still the one held.
     func rendered(_ body: [UInt8], for session: Session) {
         state.withLock { state in
-            guard let slot = state.slots[session.id], state.entries[slot].isCurrent,
-                state.entries[slot].session?.version == session.version
-            else {
-                return
-            }
-            state.entries[slot].rendered = body
+            if let slot = state.slot(holding: session) { state.entries[slot].rendered = body }
         }
     }
 

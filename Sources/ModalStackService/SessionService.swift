@@ -154,12 +154,7 @@ public final class SessionService: Sendable {
         _ request: ChangeRequest, render: @escaping @Sendable (CommandOutcome) -> Answer,
         finish: @escaping @Sendable (ChangeResult<Answer>) -> Void
     ) {
-        let key = request.idempotencyKey
         do throws(StoreError) {
-            if let key, let stored = try store.idempotentResponse(scope: key.scope, key: key.key) {
-                return finish(
-                    stored.fingerprint == key.fingerprint ? .replayed(stored) : .refused(.idempotencyKeyReused))
-            }
             let finishOrDecideAgain: @Sendable (CommitOutcome, Answer) -> Void = { [self] outcome, answer in
                 switch outcome {
                 case .durable: finish(.answered(answer))
@@ -168,7 +163,7 @@ public final class SessionService: Sendable {
                 }
             }
             switch try decide(
-                request.sessionID,
+                request.sessionID, replaying: request.idempotencyKey,
                 { admit(request, latest: $1, pending: &$0, render: render, finish: finishOrDecideAgain) })
             {
             case .queued: scheduleCommit()
@@ -255,13 +250,21 @@ public final class SessionService: Sendable {
 
     /// Decides a change under the commit lock, on the latest state of its session, read before
     /// the lock is taken; read again if a batch settled in between and the working set no longer
-    /// holds the session.
+    /// holds the session. A change with an idempotency key whose response is stored is answered
+    /// with it instead.
     private func decide<Answer: Sendable>(
-        _ id: String,
+        _ id: String, replaying key: IdempotencyKey? = nil,
         _ decision: (inout PendingState, _ latest: (session: Session?, isPending: Bool)) -> Admission<Answer>
     ) throws(StoreError) -> Admission<Answer> {
         while true {
             let read = try readCommitted(id)
+            // The key is looked up after the session is read: another instance commits its response
+            // with its version, so a session read at that version (or later) finds the response, and
+            // one read before it leads to a commit that is superseded and decided again.
+            if let key, let stored = try store.idempotentResponse(scope: key.scope, key: key.key) {
+                return .answered(
+                    stored.fingerprint == key.fingerprint ? .replayed(stored) : .refused(.idempotencyKeyReused))
+            }
             let decided = pending.withLock { pending -> Admission<Answer>? in
                 guard let latest = pending.latest(id, read: read, workingSet: workingSet, settled: settledBatches)
                 else {

@@ -1,3 +1,4 @@
+import Locking
 import ModalStackCore
 import ModalStackPostgres
 import ModalStackService
@@ -77,6 +78,25 @@ struct SharedStoreServiceTests {
         #expect(try first.service.session(id: "s")?.stack.map(\.destination) == ["a", "b"])
     }
 
+    @Test("another instance committing the same key between this one's key lookup and its read: a replay")
+    func keyCommittedBetweenLookupAndRead() throws {
+        let server = try PostgresServer.shared()
+        let database = server.connectionString(database: try server.createDatabase("service"))
+        let first = try ServiceHarness { time in try PostgresSessionStore(connectionString: database, time: time) }
+        let key = IdempotencyKey(scope: "s", key: "retry-2", fingerprint: [9])
+        // The second instance's first lookup of the key finds nothing, and the first instance then
+        // commits the same request before the second reads the session.
+        let second = try ServiceHarness { time in
+            AfterFirstKeyLookup(base: try PostgresSessionStore(connectionString: database, time: time)) {
+                #expect(first.change(present("b"), on: "s", key: key)?.answer?.version == 2)
+            }
+        }
+        #expect(first.change(present("a"), on: "s")?.answer?.version == 1)
+        let replayed = try #require(second.change(present("b"), on: "s", key: key)?.replayed)
+        #expect(replayed.headers["Version"] == "2")
+        #expect(try first.service.session(id: "s")?.version == 2)
+    }
+
     @Test("a deletion superseded by another instance's change still deletes; one with If-Match is refused")
     func supersededDeletion() throws {
         let (first, second) = try instances()
@@ -112,5 +132,25 @@ struct SharedStoreServiceTests {
         second.service.delete(sessionID: "s", expecting: nil) { deleted.set($0) }
         #expect((try? deleted.wait()?.get()) != nil)
         #expect(try first.service.session(id: "s") == nil)
+    }
+}
+
+/// A store that runs `hook` once, right after its first idempotent-response lookup.
+private final class AfterFirstKeyLookup: ForwardingSessionStore, @unchecked Sendable {
+    let base: any SessionStore
+    private let hook: LockedValue<(@Sendable () -> Void)?>
+
+    init(base: any SessionStore, hook: @escaping @Sendable () -> Void) {
+        self.base = base
+        self.hook = LockedValue(hook)
+    }
+
+    func idempotentResponse(scope: String, key: String) throws(StoreError) -> StoredResponse? {
+        let found = try base.idempotentResponse(scope: scope, key: key)
+        hook.withLock { hook in
+            defer { hook = nil }
+            return hook
+        }?()
+        return found
     }
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The driver of scripts/bench: measures ModalStack against a ceiling and a peer, on loopback.
 
-  scripts/bench [--quick | --full | --callgrind] [--markdown FILE] [--duration S] [--repeats N]
+  scripts/bench [--quick | --full | --callgrind | --perf] [--markdown FILE] [--duration S] [--repeats N]
                 [--connections 16,64,256] [--sessions N] [--nice N] [--tmpdir DIR] [--no-postgres]
 
 Run through scripts/bench, which installs what is missing, builds the release binary and passes
@@ -88,6 +88,15 @@ Method
   and present+dismiss pairs, each split by layer (HTTP, endpoint, rules, rendering, commit, and
   libmicrohttpd's memset; see LAYERS) and with the Swift functions that take most (inclusive). The
   hypervisor's steal changes requests/s from run to run; it does not change these counts.
+* --perf, instead of all the above: where ModalStack's CPU goes, the kernel included, which
+  callgrind does not see. perf samples the server's core (999 Hz, with call chains; per core, as
+  following each thread would cost at every switch) during 5 s of wrk at 64 connections on 1,024
+  sessions, after a 2 s warm-up, for reads and for present+dismiss pairs. A kernel sample counts
+  for the work its call chain shows (TCP/IP, epoll, futex and eventfd wake-ups, file reads,
+  writes and syncs) or for switching threads; a user sample for the library of its innermost
+  frame (SQLite, libmicrohttpd, the Swift runtime, libc's malloc, its memory functions) or
+  ModalStack's own code. Shares of the server's samples, and CPU µs per request: each share of
+  the server's CPU time per request, measured as in the main table.
 * Scaling: ModalStack (normal) with 1k, 10k, 100k sessions (and 1M with --full): start-up time
   (spawn until GET /readyz answers 200), RSS once ready, reads and writes at 64 connections with
   their peak RSS. With --quick only 1k, taken from the main ModalStack runs.
@@ -105,6 +114,9 @@ TEMPLATE_PRESENT = {"destination": "profile", "payload": {"user": "bench", "them
 CALLGRIND_SESSIONS = 256
 CALLGRIND_CONNECTIONS = 16
 CALLGRIND_FUNCTIONS = 25
+# --perf: sessions enough that a dismiss never overtakes its present at 64 connections.
+PERF_SESSIONS = 1024
+PERF_CONNECTIONS = 64
 SERVER_THREADS = 2
 # ModalStack on PostgreSQL waits for the database on its HTTP worker threads: the README's
 # deployment gives it 8.
@@ -1091,6 +1103,94 @@ def instruction_table(bench):
             print(f"  {count:>9,}  {name[:110]}")
 
 
+# --perf: what a sample's innermost frame was doing. A kernel sample by the work its call chain
+# shows (perf cuts long chains, and TCP over loopback delivers to the receiver inside the
+# sender's call: both count as TCP/IP); a user sample by the library of its innermost frame.
+KERNEL_WORK = [
+    ("kernel: file syncs", ("fdatasync", "fsync", "writepages")),
+    ("kernel: file reads", ("pread", "filemap_read")),
+    ("kernel: file writes", ("pwrite", "ext4_", "generic_perform_write", "blk_mq", "virtqueue")),
+    ("kernel: epoll", ("epoll",)),
+    ("kernel: wake-ups (futex, eventfd)", ("futex", "eventfd")),
+    ("kernel: TCP/IP over loopback", ("tcp_", "ip_", "skb", "sock", "net_", "inet", "sendmsg", "recv")),
+]
+
+
+def sample_category(frames):
+    """`frames`: (symbol, library) pairs of one perf sample, innermost first."""
+    symbol, library = frames[0]
+    if "kernel" in library:
+        if symbol.startswith(("finish_task_switch", "__schedule")):
+            return "kernel: switching threads"
+        names = [name for name, _ in frames]
+        return next((label for label, words in KERNEL_WORK if any(word in name for name in names for word in words)),
+                    "kernel: other")
+    if "libsqlite3" in library:
+        return "SQLite"
+    if "libmicrohttpd" in library:
+        return "libmicrohttpd"
+    if "libswift" in library or "libdispatch" in library:
+        return "Swift runtime and standard library"
+    if "libc.so" in library:
+        if re.match(r"_?_?(libc_)?(malloc|calloc|realloc|free|cfree|_int_|malloc_|unlink_chunk)", symbol):
+            return "libc: malloc and free"
+        if re.match(r"__(mem|str)", symbol):
+            return "libc: memset, memmove, string functions"
+        return "libc: other (locks, system call wrappers)"
+    if os.path.basename(library) == "modalstack":
+        return "ModalStack code"
+    return "other"
+
+
+def cpu_profile(bench, database, mode):
+    """(shares of the samples by category, server CPU µs per request, requests/s) for one
+    scenario, sampled by perf."""
+    server = start_modalstack(bench, database, "normal")
+    pid = server.processes[0].pid
+    data = os.path.join(bench.tmp, f"perf-{mode}.data")
+    recorder = None
+    try:
+        run_wrk(bench, server, mode, "modalstack", PERF_SESSIONS, PERF_CONNECTIONS, 2)
+        # Per core, not per process: following each of the server's threads would cost at every
+        # switch between them, which is much of what a write does.
+        cores = bench.server_cpus or ",".join(map(str, sorted(bench.all_cpus)))
+        recorder = subprocess.Popen(["perf", "record", "-q", "-F", "999", "-g", "-C", cores, "-o", data],
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        result = run_wrk(bench, server, mode, "modalstack", PERF_SESSIONS, PERF_CONNECTIONS, 5)
+        recorder.send_signal(signal.SIGINT)
+        recorder.wait(timeout=60)
+    finally:
+        if recorder and recorder.poll() is None:
+            recorder.kill()
+        server.stop()
+    script = subprocess.run(["perf", "script", "-i", data, "--pid", str(pid), "-F", "ip,sym,dso"],
+                            capture_output=True, text=True, check=True).stdout
+    counts = {}
+    for sample in script.split("\n\n"):
+        frames = []
+        for line in sample.strip().splitlines():
+            match = re.match(r"\s*[0-9a-f]+ (.+?)(?:\+0x[0-9a-f]+)? \((.*)\)$", line)
+            if match:
+                frames.append((match.group(1), match.group(2)))
+        if frames:
+            category = sample_category(frames)
+            counts[category] = counts.get(category, 0) + 1
+    total = max(sum(counts.values()), 1)
+    return {category: count / total for category, count in counts.items()}, result["cpu_us"], result["rps"]
+
+
+def profile_table(bench):
+    database = os.path.join(bench.tmp, "perf.sqlite")
+    make_database(bench, database, PERF_SESSIONS)
+    for mode, label in (("read", "GET session"), ("write", "present + dismiss")):
+        copy = os.path.join(bench.tmp, f"perf-{mode}.sqlite")
+        shutil.copyfile(database, copy)
+        shares, cpu_us, rps = cpu_profile(bench, copy, mode)
+        print(f"\n{label}: {rps:,.0f} requests/s, {cpu_us:.1f} µs of server CPU per request")
+        for category, share in sorted(shares.items(), key=lambda item: -item[1]):
+            print(f"  {100 * share:5.1f} %  {share * cpu_us:6.1f} µs  {category}")
+
+
 class Bench:
     pass
 
@@ -1104,6 +1204,8 @@ def main():
     modes.add_argument("--full", action="store_true", help="also the scaling row with 1M sessions")
     modes.add_argument("--callgrind", action="store_true",
                        help="instead: ModalStack's instructions per read and per write under valgrind's callgrind")
+    modes.add_argument("--perf", action="store_true",
+                       help="instead: where ModalStack's CPU goes per read and per write, kernel included, sampled by perf")
     parser.add_argument("--markdown", metavar="FILE", help="also write the tables as Markdown to FILE")
     parser.add_argument("--duration", type=float, help="seconds per wrk run (default 5; 3 with --quick)")
     parser.add_argument("--repeats", type=int, help="runs per measurement, median reported (default 3; 1 with --quick)")
@@ -1172,7 +1274,7 @@ def main():
         flags = subprocess.run(["pkg-config", "--cflags", "--libs", "libmicrohttpd"], capture_output=True, text=True,
                                check=True).stdout.split()
         subprocess.run(["gcc", "-O2", "-o", bench.ceiling, CEILING_SOURCE] + flags, check=True)
-        if not arguments.no_postgres and not arguments.callgrind:
+        if not arguments.no_postgres and not arguments.callgrind and not arguments.perf:
             bench.pg_naive = os.path.join(bench.tmp, "pg-naive")
             subprocess.run(["gcc", "-O2", "-pthread", "-o", bench.pg_naive, PG_NAIVE_SOURCE,
                             "-I/usr/include/postgresql", "-lpq"], check=True)
@@ -1181,6 +1283,9 @@ def main():
         bench.template, bench.presentation = make_template(bench)
         if arguments.callgrind:
             instruction_table(bench)
+            return
+        if arguments.perf:
+            profile_table(bench)
             return
         element = json.dumps(bench.presentation, separators=(",", ":"))
         main_database = os.path.join(bench.tmp, "main.sqlite")

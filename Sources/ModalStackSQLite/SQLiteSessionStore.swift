@@ -7,10 +7,20 @@ import Timekeeping
 
 /// The SQLite session store: one writer connection and one reader connection over a WAL
 /// database, so reads never wait for a commit.
+///
+/// A change is durable as two appended rows, its event and the session after it (the session
+/// log), on pages the whole group commit shares. The session's own row, on a page of its own,
+/// is written back later: once the change is ``writeBackAge`` changes old, or when the store
+/// closes; until then ``UnwrittenSessions`` answers for it. Opening the file writes back what
+/// the log holds beyond the rows, which is what a killed process left.
 public final class SQLiteSessionStore: SessionStore {
     public let path: String
+    /// How many changes later an unwritten session's row is written back: in this window, every
+    /// further change of the session costs no write of its row.
+    public let writeBackAge: Int64
     private let retention: RetentionPolicy
     private let time: any TimeSource
+    private let unwritten = LockedValue(UnwrittenSessions())
     /// Nil once the store is closed.
     private let writer: LockedValue<SQLiteConnection?>
     private let reader: LockedValue<SQLiteConnection?>
@@ -20,9 +30,11 @@ public final class SQLiteSessionStore: SessionStore {
     /// not a ModalStack database or is newer than this build, and never writes to such a file.
     public init(
         path: String, durability: Durability = .normal, retention: RetentionPolicy = .standard,
-        maxSizeBytes: Int64? = nil, busyTimeoutMilliseconds: Int32 = 5000, time: any TimeSource = SystemTime()
+        maxSizeBytes: Int64? = nil, busyTimeoutMilliseconds: Int32 = 5000, writeBackAge: Int64 = 16_384,
+        time: any TimeSource = SystemTime()
     ) throws(StoreError) {
         self.path = path
+        self.writeBackAge = writeBackAge
         self.time = time
         self.retention = retention
         let writer: SQLiteConnection
@@ -55,12 +67,67 @@ public final class SQLiteSessionStore: SessionStore {
         self.writer = LockedValue(writer)
         self.reader = LockedValue(reader)
         self.checkpointer = checkpointer
+        try recover()
+    }
+
+    /// Writes back what the session log holds beyond the rows, the changes of a process that
+    /// ended without closing the store, and empties the log.
+    private func recover() throws(StoreError) {
+        let rows: [LogRow] = try write { connection throws(SQLiteError) in
+            let statement = try connection.statement(
+                """
+                SELECT session_id, version, created_at, updated_at, ttl, stack, queue, retired
+                FROM session_log ORDER BY rowid
+                """)
+            try statement.bind([])
+            defer { statement.reset() }
+            var rows: [LogRow] = []
+            while try statement.step() { rows.append(LogRow(statement)) }
+            return rows
+        }
+        guard !rows.isEmpty else { return }
+        // Each session's newest version since its last deletion, and what its changes retired.
+        var latest: [String: UnwrittenSessions.Entry] = [:]
+        for row in rows {
+            guard let logged = try row.session() else {
+                latest[row.sessionID] = nil
+                continue
+            }
+            let retired = try row.retired.map { text throws(StoreError) in try StoredSession.decodeList(text) } ?? []
+            var entry =
+                latest[row.sessionID] ?? UnwrittenSessions.Entry(session: logged, retired: [], since: 0, firstRowID: 0)
+            entry.session = logged
+            entry.retired += retired.enumerated().map { offset, presentation in
+                RetiredPresentation(
+                    sequence: StoredSession.retiredSequence(version: logged.version, offset: offset),
+                    presentation: presentation)
+            }
+            latest[row.sessionID] = entry
+        }
+        let recovered = Array(latest.values)
+        try write { connection throws(SQLiteError) in
+            try connection.writeTransaction { () throws(SQLiteError) in
+                let version = try connection.statement("SELECT version FROM sessions WHERE id = ?")
+                for var entry in recovered {
+                    try version.bind([.text(entry.session.id)])
+                    let stored = try version.step() ? version.integer(at: 0) : 0
+                    version.reset()
+                    guard stored < entry.session.version else { continue }
+                    entry.retired.removeAll {
+                        $0.sequence < StoredSession.retiredSequence(version: stored + 1, offset: 0)
+                    }
+                    try writeBack(entry, on: connection)
+                }
+                try connection.execute("DELETE FROM session_log")
+            }
+        }
     }
 
     /// One process owns the file: the working set in memory is the truth.
     public var isShared: Bool { false }
 
     public func session(id: String) throws(StoreError) -> Session? {
+        if let entry = unwritten.withLock({ $0.entries[id] }) { return entry.session }
         let row: SessionRow?
         row = try read { connection throws(SQLiteError) in
             let statement = try connection.statement(
@@ -72,7 +139,37 @@ public final class SQLiteSessionStore: SessionStore {
         return try row?.session()
     }
 
+    /// The rows' order, with the unwritten sessions in their place: their rows are skipped, their
+    /// newest versions merged in.
     public func recentSessions(after cursor: SessionCursor?, limit: Int, at now: Timestamp) throws(StoreError)
+        -> [Session]
+    {
+        func isBefore(_ a: Session, _ b: SessionCursor) -> Bool {
+            a.updatedAt != b.updatedAt ? a.updatedAt < b.updatedAt : a.id.utf8.lexicographicallyPrecedes(b.id.utf8)
+        }
+        let (candidates, unwrittenIDs) = unwritten.withLock { state in
+            (
+                state.entries.values.map(\.session).filter { session in
+                    !session.isExpired(at: now) && cursor.map { isBefore(session, $0) } ?? true
+                }, Set(state.entries.keys)
+            )
+        }
+        var sessions: [Session] = []
+        var tableCursor = cursor
+        while true {
+            let page = try storedSessions(after: tableCursor, limit: limit, at: now)
+            sessions += page.filter { !unwrittenIDs.contains($0.id) }
+            guard let last = page.last, page.count == limit, sessions.count < limit else { break }
+            tableCursor = SessionCursor(updatedAt: last.updatedAt, id: last.id)
+        }
+        guard !candidates.isEmpty else { return Array(sessions.prefix(limit)) }
+        return Array(
+            (sessions + candidates).sorted { a, b in isBefore(b, SessionCursor(updatedAt: a.updatedAt, id: a.id)) }
+                .prefix(limit))
+    }
+
+    /// A page of ``recentSessions(after:limit:at:)`` as the rows have it.
+    private func storedSessions(after cursor: SessionCursor?, limit: Int, at now: Timestamp) throws(StoreError)
         -> [Session]
     {
         let rows: [SessionRow] = try read { connection throws(SQLiteError) in
@@ -100,7 +197,17 @@ public final class SQLiteSessionStore: SessionStore {
         try read { connection throws(SQLiteError) in Int(try connection.integer("SELECT count(*) FROM sessions") ?? 0) }
     }
 
+    /// An unwritten session's row may hold an earlier expiry: the unwritten sessions are judged
+    /// by their newest versions instead.
     public func expiredSessionIDs(at now: Timestamp, limit: Int) throws(StoreError) -> [String] {
+        let (expired, unwrittenIDs) = unwritten.withLock { state in
+            (state.entries.values.filter { $0.session.isExpired(at: now) }.map(\.session.id), Set(state.entries.keys))
+        }
+        let stored = try storedExpiredSessionIDs(at: now, limit: limit + unwrittenIDs.count)
+        return Array((stored.filter { !unwrittenIDs.contains($0) } + expired).prefix(limit))
+    }
+
+    private func storedExpiredSessionIDs(at now: Timestamp, limit: Int) throws(StoreError) -> [String] {
         return try read { connection throws(SQLiteError) in
             let statement = try connection.statement(
                 "SELECT id FROM sessions WHERE expiry_bucket <= ?1 / ?2 AND expires_at <= ?1 LIMIT ?3")
@@ -115,6 +222,8 @@ public final class SQLiteSessionStore: SessionStore {
     }
 
     public func dismissedPresentation(id: String, sessionID: String) throws(StoreError) -> Presentation? {
+        let retired = unwritten.withLock { $0.entries[sessionID]?.retired.last { $0.presentation.id == id } }
+        if let retired { return retired.presentation }
         let document: String?
         document = try read { connection throws(SQLiteError) in
             let statement = try connection.statement(
@@ -192,11 +301,15 @@ public final class SQLiteSessionStore: SessionStore {
     public func commit(_ writes: [SessionWrite]) throws(StoreError) -> Set<String> {
         guard !writes.isEmpty else { return [] }
         try write { connection throws(SQLiteError) in
-            try connection.writeTransaction { () throws(SQLiteError) in
+            let batch = try connection.writeTransaction { () throws(SQLiteError) in
+                var batch = unwritten.withLock { UnwrittenSessions.Batch(startingAt: $0.position) }
                 for write in writes {
-                    try apply(write, on: connection)
+                    try apply(write, on: connection, batch: &batch)
                 }
+                try writeBackDue(on: connection, batch: &batch)
+                return batch
             }
+            unwritten.withLock { $0.apply(batch) }
             if checkpointer.writerShouldCheckpoint { checkpointer.writerCheckpoint(connection) }
         }
         return []
@@ -237,12 +350,27 @@ public final class SQLiteSessionStore: SessionStore {
         }
     }
 
-    private func apply(_ write: SessionWrite, on connection: SQLiteConnection) throws(SQLiteError) {
+    private func apply(_ write: SessionWrite, on connection: SQLiteConnection, batch: inout UnwrittenSessions.Batch)
+        throws(SQLiteError)
+    {
         switch write {
         case .save(let update):
             let session = update.session
-            try save(session, on: connection)
-            try saveRetired(update.retired, of: session, on: connection)
+            let retired = update.retired.enumerated().map { offset, presentation in
+                // Ordered by the version that retired them, then by their order in that change.
+                RetiredPresentation(
+                    sequence: StoredSession.retiredSequence(version: session.version, offset: offset),
+                    presentation: presentation)
+            }
+            if session.version == 1 {
+                // A session's first version is its row, so that every session has one: the count
+                // and the indexes never miss a session.
+                try save(session, on: connection)
+                try saveRetired(retired, sessionID: session.id, on: connection)
+                batch.changed[session.id] = .some(nil)
+            } else {
+                try log(session, retired: retired, on: connection, batch: &batch)
+            }
             try connection.statement("INSERT OR REPLACE INTO changes (session_id, version, record) VALUES (?, ?, ?)")
                 .run([.text(session.id), .integer(update.change.version), .text(update.change.jsonText)])
             if let oldestKept = retention.oldestChangeKept(whenLogging: update.change.version) {
@@ -269,7 +397,88 @@ public final class SQLiteSessionStore: SessionStore {
             ] {
                 try connection.statement(statement).run([.text(sessionID)])
             }
+            batch.changed[sessionID] = .some(nil)
+            // The deletion's mark in the session log (a NULL version), where the log may hold the
+            // session's earlier changes. An empty log needs none, so a full disk never stops a deletion then.
+            if batch.appendedToLog || unwritten.withLock({ $0.logHoldsRows }) {
+                try connection.statement("INSERT INTO session_log (session_id) VALUES (?)").run([.text(sessionID)])
+                batch.appendedToLog = true
+            }
         }
+    }
+
+    /// Appends the session after a change to the session log and makes it the session's unwritten entry.
+    private func log(
+        _ session: Session, retired: [RetiredPresentation], on connection: SQLiteConnection,
+        batch: inout UnwrittenSessions.Batch
+    ) throws(SQLiteError) {
+        try connection.statement(
+            """
+            INSERT INTO session_log (session_id, version, created_at, updated_at, ttl, stack, queue, retired)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            """
+        ).run([
+            .text(session.id), .integer(session.version), .integer(session.createdAt.millisecondsSinceEpoch),
+            .integer(session.updatedAt.millisecondsSinceEpoch), .integer(session.ttlSeconds),
+            .text(StoredSession.encode(session.stack)), .text(StoredSession.encode(session.queue)),
+            retired.isEmpty ? .null : .text(StoredSession.encode(retired.map(\.presentation))),
+        ])
+        let rowID = sqlite3_last_insert_rowid(connection.handle)
+        batch.appendedToLog = true
+        var session = session
+        let current = unwritten.withLock { batch.entry(session.id, in: $0) }
+        var entry: UnwrittenSessions.Entry
+        if let current {
+            entry = current
+            session.createdAt = current.session.createdAt
+        } else {
+            // The row keeps its creation time, whatever a later version says.
+            let createdAt = try connection.statement("SELECT created_at FROM sessions WHERE id = ?")
+            try createdAt.bind([.text(session.id)])
+            if try createdAt.step() { session.createdAt = Timestamp(millisecondsSinceEpoch: createdAt.integer(at: 0)) }
+            createdAt.reset()
+            entry = UnwrittenSessions.Entry(session: session, retired: [], since: batch.position, firstRowID: rowID)
+            batch.appended.append(UnwrittenSessions.Record(since: batch.position, sessionID: session.id))
+        }
+        entry.session = session
+        entry.retired = Array((entry.retired + retired).suffix(retention.dismissedPresentationsKept))
+        batch.changed[session.id] = entry
+        batch.position += 1
+    }
+
+    /// Writes back the rows of the sessions whose oldest unwritten change is ``writeBackAge``
+    /// old, then deletes log rows no session needs any more: from the front, or all of them once
+    /// no session is unwritten.
+    private func writeBackDue(on connection: SQLiteConnection, batch: inout UnwrittenSessions.Batch)
+        throws(SQLiteError)
+    {
+        let due = unwritten.withLock { $0.due(age: writeBackAge, in: batch) }
+        for record in due {
+            guard let entry = unwritten.withLock({ batch.entry(record.sessionID, in: $0) }) else { continue }
+            try writeBack(entry, on: connection)
+            batch.changed[record.sessionID] = .some(nil)
+        }
+        let (oldestNeeded, truncatedBelow, logHoldsRows) = unwritten.withLock {
+            ($0.oldestNeededRowID(after: batch), $0.truncatedBelow, $0.logHoldsRows)
+        }
+        if let oldestNeeded {
+            // At most a few hundred rows per commit, so that no commit waits long for the delete.
+            let below = min(oldestNeeded, truncatedBelow + 256)
+            guard below - truncatedBelow >= 64 else { return }
+            try connection.statement("DELETE FROM session_log WHERE rowid < ?").run([.integer(below)])
+            batch.truncatedBelow = below
+        } else if batch.appendedToLog || logHoldsRows {
+            // Empty, the log starts its rowids over.
+            try connection.execute("DELETE FROM session_log")
+            batch.truncatedBelow = 0
+            batch.appendedToLog = false
+            batch.emptiedLog = true
+        }
+    }
+
+    private func writeBack(_ entry: UnwrittenSessions.Entry, on connection: SQLiteConnection) throws(SQLiteError) {
+        try save(entry.session, on: connection)
+        try saveRetired(entry.retired, sessionID: entry.session.id, on: connection)
     }
 
     /// Inserts or updates the session's row. Most changes leave its expiry and its change time in
@@ -304,17 +513,22 @@ public final class SQLiteSessionStore: SessionStore {
     }
 
     /// Keeps what left the session readable: the newest the retention policy keeps per session.
-    private func saveRetired(_ retired: [Presentation], of session: Session, on connection: SQLiteConnection)
+    private func saveRetired(_ retired: [RetiredPresentation], sessionID: String, on connection: SQLiteConnection)
         throws(SQLiteError)
     {
+        try Self.saveRetired(retired, sessionID: sessionID, kept: retention.dismissedPresentationsKept, on: connection)
+    }
+
+    private static func saveRetired(
+        _ retired: [RetiredPresentation], sessionID: String, kept: Int, on connection: SQLiteConnection
+    ) throws(SQLiteError) {
         guard !retired.isEmpty else { return }
         let insert = try connection.statement(
             "INSERT OR REPLACE INTO dismissed_presentations (session_id, id, sequence, document) VALUES (?, ?, ?, ?)")
-        for (offset, presentation) in retired.enumerated() {
-            // Ordered by the version that retired them, then by their order in that change.
-            let sequence = StoredSession.retiredSequence(version: session.version, offset: offset)
+        for retired in retired {
             try insert.run([
-                .text(session.id), .text(presentation.id), .integer(sequence), .text(presentation.jsonText),
+                .text(sessionID), .text(retired.presentation.id), .integer(retired.sequence),
+                .text(retired.presentation.jsonText),
             ])
         }
         try connection.statement(
@@ -323,14 +537,22 @@ public final class SQLiteSessionStore: SessionStore {
                 (SELECT sequence FROM dismissed_presentations WHERE session_id = ?1
                  ORDER BY sequence DESC LIMIT 1 OFFSET ?2)
             """
-        ).run([.text(session.id), .integer(Int64(retention.dismissedPresentationsKept - 1))])
+        ).run([.text(sessionID), .integer(Int64(kept - 1))])
     }
 
     /// Checkpoints the WAL into the database file and closes both connections; the store then
     /// answers every call as unavailable. Called once, on shutdown.
     public func close() {
         writer.withLock { connection in
-            if let writer = connection { checkpointer.stop(writer: writer) }
+            if let writer = connection {
+                // If this fails (a full disk), the log still holds them for the next start.
+                let entries = unwritten.withLock { Array($0.entries.values) }
+                _ = try? writer.writeTransaction { () throws(SQLiteError) in
+                    for entry in entries { try writeBack(entry, on: writer) }
+                    try writer.execute("DELETE FROM session_log")
+                }
+                checkpointer.stop(writer: writer)
+            }
             _ = try? connection?.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             connection = nil
         }
@@ -465,5 +687,37 @@ private struct SessionRow: Sendable {
     func session() throws(StoreError) -> Session {
         try StoredSession.session(
             id: id, version: version, createdAt: createdAt, updatedAt: updatedAt, stack: stack, queue: queue, ttl: ttl)
+    }
+}
+
+/// A `session_log` row, as read by recovery.
+private struct LogRow: Sendable {
+    let sessionID: String
+    /// Nil for the mark of a deletion.
+    let version: Int64?
+    let createdAt: Int64
+    let updatedAt: Int64
+    let ttl: Int64
+    let stack: String
+    let queue: String
+    let retired: String?
+
+    init(_ statement: SQLiteStatement) {
+        sessionID = statement.text(at: 0)
+        version = statement.isNull(at: 1) ? nil : statement.integer(at: 1)
+        createdAt = statement.integer(at: 2)
+        updatedAt = statement.integer(at: 3)
+        ttl = statement.integer(at: 4)
+        stack = statement.text(at: 5)
+        queue = statement.text(at: 6)
+        retired = statement.isNull(at: 7) ? nil : statement.text(at: 7)
+    }
+
+    /// The session after the change, or nil for a deletion.
+    func session() throws(StoreError) -> Session? {
+        guard let version else { return nil }
+        return try StoredSession.session(
+            id: sessionID, version: version, createdAt: createdAt, updatedAt: updatedAt, stack: stack, queue: queue,
+            ttl: ttl)
     }
 }

@@ -102,6 +102,24 @@ enum Schema {
         UPDATE sessions SET updated_bucket = updated_at / 60000;
         CREATE INDEX sessions_by_updated_bucket ON sessions (updated_bucket);
         """,
+        // The session log: a change commits as an appended row holding the session after it (and
+        // what it retired), on pages the whole commit shares; the session's own row, somewhere in
+        // its table, is written back later (see `UnwrittenSessions`). A row with a NULL version
+        // marks a deletion, so that recovery never applies an earlier life's changes to a session
+        // created again. Rows are only read at recovery, in rowid order, and deleted from the
+        // front: no index.
+        """
+        CREATE TABLE session_log (
+            session_id TEXT NOT NULL,
+            version INTEGER,
+            created_at INTEGER,
+            updated_at INTEGER,
+            ttl INTEGER,
+            stack TEXT,
+            queue TEXT,
+            retired TEXT
+        );
+        """,
     ]
 
     /// The width of an `expiry_bucket` (migration 2): `expires_at / expiryBucketMilliseconds`.

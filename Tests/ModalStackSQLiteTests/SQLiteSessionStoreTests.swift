@@ -177,4 +177,94 @@ struct SQLiteSessionStoreTests {
         #expect(error?.kind == .unavailable)
     }
 
+    @Test("a change is durable in the session log alone; a store not closed is recovered from the log when opened")
+    func recoveryFromTheSessionLog() throws {
+        let directory = try TemporaryDirectory()
+        let a1 = sampleSession("a")
+        let b1 = sampleSession("b")
+        let c1 = sampleSession("c")
+        var a3 = sampleSession("a", version: 3, stackSize: 1)
+        a3.updatedAt = Timestamp(millisecondsSinceEpoch: a1.updatedAt.millisecondsSinceEpoch + 10)
+        let retired = dismissed(a1.stack[1], at: 1_790_000_000_600)
+        let rebornB = sampleSession("b", stackSize: 1)
+        do {
+            let store = try SQLiteSessionStore(path: directory.databasePath)
+            try store.commit([save(a1), save(b1), save(c1)])
+            try store.commit([save(sampleSession("a", version: 2)), save(sampleSession("b", version: 2))])
+            try store.commit([save(a3, retired: [retired]), save(sampleSession("c", version: 2))])
+            // b is deleted with unwritten changes, then created again: its first life stays gone.
+            try store.commit([save(sampleSession("b", version: 3)), .delete(sessionID: "b")])
+            try store.commit([save(rebornB)])
+            #expect(try store.session(id: "a") == a3)
+            #expect(try store.dismissedPresentation(id: retired.id, sessionID: "a") == retired)
+            // Only the log holds the newer versions: the rows are as first written.
+            #expect(try storedVersions(directory) == ["a": 1, "b": 1, "c": 1])
+            #expect(try logRowCount(directory) > 0)
+        }  // Dropped without close(): what a killed process leaves.
+        let reopened = try SQLiteSessionStore(path: directory.databasePath)
+        #expect(try reopened.session(id: "a") == a3)
+        #expect(try reopened.session(id: "b") == rebornB)
+        #expect(try reopened.session(id: "c") == sampleSession("c", version: 2))
+        #expect(try reopened.dismissedPresentation(id: retired.id, sessionID: "a") == retired)
+        #expect(try storedVersions(directory) == ["a": 3, "b": 1, "c": 2])
+        #expect(try logRowCount(directory) == 0)
+        #expect(try reopened.integrityCheck() == ["ok"])
+    }
+
+    @Test(
+        "a row is written back once its oldest unwritten change is writeBackAge changes old, and when the store closes")
+    func writeBack() throws {
+        let directory = try TemporaryDirectory()
+        let store = try SQLiteSessionStore(path: directory.databasePath, writeBackAge: 3)
+        try store.commit([save(sampleSession("s"))])
+        for version in 2...3 { try store.commit([save(sampleSession("s", version: Int64(version)))]) }
+        #expect(try storedVersions(directory) == ["s": 1])
+        #expect(try logRowCount(directory) == 2)
+        // The third unwritten change makes the first three old: the row catches up, the log empties.
+        try store.commit([save(sampleSession("s", version: 4))])
+        #expect(try storedVersions(directory) == ["s": 4])
+        #expect(try logRowCount(directory) == 0)
+        try store.commit([save(sampleSession("s", version: 5))])
+        #expect(try storedVersions(directory) == ["s": 4])
+        store.close()
+        #expect(try storedVersions(directory) == ["s": 5])
+        #expect(try logRowCount(directory) == 0)
+    }
+
+    @Test("the listing and the expiry sweep judge an unwritten session by its newest version, not its row")
+    func unwrittenSessionsListedAndSwept() throws {
+        let directory = try TemporaryDirectory()
+        let store = try SQLiteSessionStore(path: directory.databasePath)
+        var sessions = ["a", "b", "c"].map { sampleSession($0) }
+        for index in sessions.indices { sessions[index].ttlSeconds = 60 }
+        try store.commit(sessions.map { save($0) })
+        var newerB = sessions[1]
+        newerB.version = 2
+        newerB.updatedAt = Timestamp(millisecondsSinceEpoch: newerB.updatedAt.millisecondsSinceEpoch + 30_000)
+        try store.commit([save(newerB)])
+        let beforeExpiry = Timestamp(millisecondsSinceEpoch: sessions[0].updatedAt.millisecondsSinceEpoch + 1)
+        #expect(try store.recentSessions(after: nil, limit: 10, at: beforeExpiry).map(\.id) == ["b", "c", "a"])
+        #expect(try store.recentSessions(after: nil, limit: 1, at: beforeExpiry) == [newerB])
+        let cursor = SessionCursor(updatedAt: newerB.updatedAt, id: "b")
+        #expect(try store.recentSessions(after: cursor, limit: 1, at: beforeExpiry).map(\.id) == ["c"])
+        // When a and c have expired, b's row would say so too; its newest version lives on.
+        let afterExpiry = Timestamp(millisecondsSinceEpoch: sessions[0].expiresAt.millisecondsSinceEpoch + 1)
+        #expect(try Set(store.expiredSessionIDs(at: afterExpiry, limit: 10)) == ["a", "c"])
+        #expect(try store.recentSessions(after: nil, limit: 10, at: afterExpiry) == [newerB])
+    }
+}
+
+/// Each session's version as its row holds it, read beside the store.
+private func storedVersions(_ directory: TemporaryDirectory) throws -> [String: Int64] {
+    let connection = try SQLiteConnection(path: directory.databasePath, readOnly: true)
+    let statement = try connection.statement("SELECT id, version FROM sessions")
+    try statement.bind([])
+    defer { statement.reset() }
+    var versions: [String: Int64] = [:]
+    while try statement.step() { versions[statement.text(at: 0)] = statement.integer(at: 1) }
+    return versions
+}
+
+private func logRowCount(_ directory: TemporaryDirectory) throws -> Int64 {
+    try SQLiteConnection(path: directory.databasePath, readOnly: true).integer("SELECT count(*) FROM session_log") ?? -1
 }

@@ -82,6 +82,10 @@ final class SQLiteStatement {
         sqlite3_column_int64(handle, column)
     }
 
+    func isNull(at column: Int32) -> Bool {
+        sqlite3_column_type(handle, column) == SQLITE_NULL
+    }
+
     func text(at column: Int32) -> String {
         guard let bytes = sqlite3_column_text(handle, column) else { return "" }
         let count = Int(sqlite3_column_bytes(handle, column))

@@ -516,12 +516,6 @@ public final class SQLiteSessionStore: SessionStore {
     private func saveRetired(_ retired: [RetiredPresentation], sessionID: String, on connection: SQLiteConnection)
         throws(SQLiteError)
     {
-        try Self.saveRetired(retired, sessionID: sessionID, kept: retention.dismissedPresentationsKept, on: connection)
-    }
-
-    private static func saveRetired(
-        _ retired: [RetiredPresentation], sessionID: String, kept: Int, on connection: SQLiteConnection
-    ) throws(SQLiteError) {
         guard !retired.isEmpty else { return }
         let insert = try connection.statement(
             "INSERT OR REPLACE INTO dismissed_presentations (session_id, id, sequence, document) VALUES (?, ?, ?, ?)")
@@ -537,7 +531,7 @@ public final class SQLiteSessionStore: SessionStore {
                 (SELECT sequence FROM dismissed_presentations WHERE session_id = ?1
                  ORDER BY sequence DESC LIMIT 1 OFFSET ?2)
             """
-        ).run([.text(sessionID), .integer(Int64(kept - 1))])
+        ).run([.text(sessionID), .integer(Int64(retention.dismissedPresentationsKept - 1))])
     }
 
     /// Checkpoints the WAL into the database file and closes both connections; the store then
@@ -551,6 +545,7 @@ public final class SQLiteSessionStore: SessionStore {
                     for entry in entries { try writeBack(entry, on: writer) }
                     try writer.execute("DELETE FROM session_log")
                 }
+                unwritten.withLock { $0 = UnwrittenSessions() }
                 checkpointer.stop(writer: writer)
             }
             _ = try? connection?.execute("PRAGMA wal_checkpoint(TRUNCATE)")

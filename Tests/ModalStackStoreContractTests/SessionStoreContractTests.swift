@@ -270,6 +270,8 @@ struct SessionStoreContractTests {
         let store = try engine()
         try store.checkHealth()
         try store.commit([Fixtures.save(Fixtures.session("s"))])
+        // A later version too, which an engine may hold in memory until it closes.
+        try store.commit([Fixtures.save(Fixtures.session("s", version: 2))])
         store.close()
         #expect(throws: StoreError.self) { try store.session(id: "s") }
         #expect(throws: StoreError.self) { try store.commit([Fixtures.save(Fixtures.session("t"))]) }

@@ -1090,12 +1090,20 @@ def layer_split(total, memset, functions):
             ("rendering", counts["rendering"]), ("commit", counts["commit"]), ("libc memset", memset)]
 
 
-def instruction_table(bench):
-    database = os.path.join(bench.tmp, "callgrind.sqlite")
-    make_database(bench, database, CALLGRIND_SESSIONS)
-    for mode, label in (("read", "GET session (working set hit)"), ("write", "present + dismiss")):
-        copy = os.path.join(bench.tmp, f"callgrind-{mode}.sqlite")
+def scenario_databases(bench, name, sessions):
+    """Yields ("read", path) and ("write", path): each a fresh copy of one database of `sessions`."""
+    database = os.path.join(bench.tmp, f"{name}.sqlite")
+    make_database(bench, database, sessions)
+    for mode in ("read", "write"):
+        copy = os.path.join(bench.tmp, f"{name}-{mode}.sqlite")
         shutil.copyfile(database, copy)
+        yield mode, copy
+
+
+def instruction_table(bench):
+    labels = {"read": "GET session (working set hit)", "write": "present + dismiss"}
+    for mode, copy in scenario_databases(bench, "callgrind", CALLGRIND_SESSIONS):
+        label = labels[mode]
         total, memset, busiest = instructions_per_request(bench, copy, mode, CALLGRIND_SESSIONS)
         print(f"\n{label}: {total:,} instructions per request, {total - memset:,} besides libc memset ({memset:,})")
         print("  by layer: " + ", ".join(f"{layer} {count:,}" for layer, count in layer_split(total, memset, busiest)))
@@ -1180,13 +1188,10 @@ def cpu_profile(bench, database, mode):
 
 
 def profile_table(bench):
-    database = os.path.join(bench.tmp, "perf.sqlite")
-    make_database(bench, database, PERF_SESSIONS)
-    for mode, label in (("read", "GET session"), ("write", "present + dismiss")):
-        copy = os.path.join(bench.tmp, f"perf-{mode}.sqlite")
-        shutil.copyfile(database, copy)
+    labels = {"read": "GET session", "write": "present + dismiss"}
+    for mode, copy in scenario_databases(bench, "perf", PERF_SESSIONS):
         shares, cpu_us, rps = cpu_profile(bench, copy, mode)
-        print(f"\n{label}: {rps:,.0f} requests/s, {cpu_us:.1f} µs of server CPU per request")
+        print(f"\n{labels[mode]}: {rps:,.0f} requests/s, {cpu_us:.1f} µs of server CPU per request")
         for category, share in sorted(shares.items(), key=lambda item: -item[1]):
             print(f"  {100 * share:5.1f} %  {share * cpu_us:6.1f} µs  {category}")
 

@@ -16,7 +16,8 @@ import Timekeeping
 public final class SQLiteSessionStore: SessionStore {
     public let path: String
     /// How many changes later an unwritten session's row is written back: in this window, every
-    /// further change of the session costs no write of its row.
+    /// further change of the session costs no write of its row. Up to this many sessions are held
+    /// in memory meanwhile; at 16,384 a write load over 100k sessions took 10 MiB more.
     public let writeBackAge: Int64
     private let retention: RetentionPolicy
     private let time: any TimeSource
@@ -30,7 +31,7 @@ public final class SQLiteSessionStore: SessionStore {
     /// not a ModalStack database or is newer than this build, and never writes to such a file.
     public init(
         path: String, durability: Durability = .normal, retention: RetentionPolicy = .standard,
-        maxSizeBytes: Int64? = nil, busyTimeoutMilliseconds: Int32 = 5000, writeBackAge: Int64 = 16_384,
+        maxSizeBytes: Int64? = nil, busyTimeoutMilliseconds: Int32 = 5000, writeBackAge: Int64 = 4096,
         time: any TimeSource = SystemTime()
     ) throws(StoreError) {
         self.path = path

@@ -98,11 +98,7 @@ public final class SQLiteSessionStore: SessionStore {
             var entry =
                 latest[row.sessionID] ?? UnwrittenSessions.Entry(session: logged, retired: [], since: 0, firstRowID: 0)
             entry.session = logged
-            entry.retired += retired.enumerated().map { offset, presentation in
-                RetiredPresentation(
-                    sequence: StoredSession.retiredSequence(version: logged.version, offset: offset),
-                    presentation: presentation)
-            }
+            entry.retired += RetiredPresentation.list(retired, retiredBy: logged.version)
             latest[row.sessionID] = entry
         }
         let recovered = Array(latest.values)
@@ -357,12 +353,7 @@ public final class SQLiteSessionStore: SessionStore {
         switch write {
         case .save(let update):
             let session = update.session
-            let retired = update.retired.enumerated().map { offset, presentation in
-                // Ordered by the version that retired them, then by their order in that change.
-                RetiredPresentation(
-                    sequence: StoredSession.retiredSequence(version: session.version, offset: offset),
-                    presentation: presentation)
-            }
+            let retired = RetiredPresentation.list(update.retired, retiredBy: session.version)
             if session.version == 1 {
                 // A session's first version is its row, so that every session has one: the count
                 // and the indexes never miss a session.

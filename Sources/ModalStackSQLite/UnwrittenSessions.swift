@@ -1,9 +1,18 @@
 import ModalStackCore
+import ModalStackStore
 
 /// A presentation that left a session, with where it sorts among the session's dismissed ones.
 struct RetiredPresentation: Sendable {
     var sequence: Int64
     var presentation: Presentation
+
+    /// What the change to `version` retired, ordered by that version, then by their order in the change.
+    static func list(_ presentations: [Presentation], retiredBy version: Int64) -> [RetiredPresentation] {
+        presentations.enumerated().map { offset, presentation in
+            RetiredPresentation(
+                sequence: StoredSession.retiredSequence(version: version, offset: offset), presentation: presentation)
+        }
+    }
 }
 
 /// The sessions whose newest version is committed in the session log but not yet in their row,

@@ -45,22 +45,24 @@ public struct Timestamp: Sendable, Hashable, Comparable {
         var secondOfDay: Int
         var milliseconds: Int
 
-        /// `YYYY-MM-DDTHH:MM:SS.mmmZ` into the first 24 bytes of `buffer`, digit by digit; for years 0–9999.
+        /// `YYYY-MM-DDTHH:MM:SS.mmmZ` into the first 24 bytes of `buffer`; for years 0–9999.
         func write(into buffer: UnsafeMutableBufferPointer<UInt8>) {
-            func put(_ value: Int, _ width: Int, at offset: Int) {
-                var rest = value
-                for index in (offset..<offset + width).reversed() {
-                    buffer[index] = UInt8(ascii: "0") + UInt8(rest % 10)
-                    rest /= 10
-                }
+            func digit(_ value: Int, at offset: Int) {
+                buffer[offset] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: value)
             }
-            put(Int(year), 4, at: 0)
-            put(month, 2, at: 5)
-            put(day, 2, at: 8)
-            put(secondOfDay / 3600, 2, at: 11)
-            put(secondOfDay / 60 % 60, 2, at: 14)
-            put(secondOfDay % 60, 2, at: 17)
-            put(milliseconds, 3, at: 20)
+            func twoDigits(_ value: Int, at offset: Int) {
+                digit(value / 10, at: offset)
+                digit(value % 10, at: offset + 1)
+            }
+            twoDigits(Int(year) / 100, at: 0)
+            twoDigits(Int(year) % 100, at: 2)
+            twoDigits(month, at: 5)
+            twoDigits(day, at: 8)
+            twoDigits(secondOfDay / 3600, at: 11)
+            twoDigits(secondOfDay / 60 % 60, at: 14)
+            twoDigits(secondOfDay % 60, at: 17)
+            digit(milliseconds / 100, at: 20)
+            twoDigits(milliseconds % 100, at: 21)
             (buffer[4], buffer[7], buffer[10]) = (UInt8(ascii: "-"), UInt8(ascii: "-"), UInt8(ascii: "T"))
             (buffer[13], buffer[16], buffer[19], buffer[23]) = (
                 UInt8(ascii: ":"), UInt8(ascii: ":"), UInt8(ascii: "."), UInt8(ascii: "Z")

@@ -232,7 +232,9 @@ struct LiveUpdatesTests {
             baseURL: admin.baseURL,
             credential: .tokenProvider {
                 minted.withLock { $0 += 1 }
-                return try await admin.token(for: "token", ttl: 1).token
+                // exp is in whole seconds, rounded down: a token lives between ttl − 1 and ttl
+                // seconds. Two: it lives a second at least, which even a loaded machine uses in time.
+                return try await admin.token(for: "token", ttl: 2).token
             }, configuration: configuration)
         let recording = Recording(app, "token")
         #expect(try await recording.wait { $0.versions == [1] })

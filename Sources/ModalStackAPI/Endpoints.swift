@@ -180,15 +180,16 @@ struct Endpoints: Sendable {
         let id = try request.sessionID()
         let options = try SessionOptions(json: try request.jsonBody(emptyBody: [:]))
         try changes.submit(.create(options), onSession: id, createIfMissing: true, request: request, reply: reply) {
-            outcome in
-            outcome.changed ? sessionCreated(outcome) : Responses.session(200, outcome.session)
+            outcome, document in
+            outcome.changed
+                ? sessionCreated(outcome, document) : Responses.sessionBody(200, document.bytes, outcome.session)
         }
     }
 
-    private func sessionCreated(_ outcome: CommandOutcome) -> HTTPResponse {
+    private func sessionCreated(_ outcome: CommandOutcome, _ document: SessionDocument) -> HTTPResponse {
         var headers = HTTPHeaders()
         headers.set("Location", "/v1/sessions/\(outcome.session.id)")
-        return Responses.session(201, outcome.session, headers: headers)
+        return Responses.sessionBody(201, document.bytes, outcome.session, headers: headers)
     }
 
     private func deleteSession(_ request: HTTPRequest, reply: HTTPReply) throws {
@@ -257,7 +258,7 @@ struct Endpoints: Sendable {
         let sessionID = try request.sessionID()
         let command = Command.present(try PresentRequest(json: try request.jsonBody()))
         try changes.submit(command, onSession: sessionID, createIfMissing: true, request: request, reply: reply) {
-            outcome in
+            outcome, document in
             let subject: Responses.ChangeSubject
             let status: Int
             var headers = HTTPHeaders()
@@ -276,7 +277,7 @@ struct Endpoints: Sendable {
             case .created, .dismissed, .replaced:
                 preconditionFailure("a present presents, queues or updates")
             }
-            return Responses.change(status, subject, outcome, to: request, headers: headers)
+            return Responses.change(status, subject, outcome, document, to: request, headers: headers)
         }
     }
 
@@ -298,9 +299,9 @@ struct Endpoints: Sendable {
         let presentationID = request.pathParameters["presentationId"] ?? ""
         let command = Command.update(presentationID: presentationID, try UpdateRequest(json: try request.jsonBody()))
         try changes.submit(command, onSession: sessionID, createIfMissing: false, request: request, reply: reply) {
-            outcome in
+            outcome, document in
             guard case .updated(let presentation) = outcome.effect else { preconditionFailure("an update updates") }
-            return Responses.change(200, .presentation(presentation), outcome, to: request)
+            return Responses.change(200, .presentation(presentation), outcome, document, to: request)
         }
     }
 
@@ -322,11 +323,11 @@ struct Endpoints: Sendable {
     ) throws {
         try changes.submit(
             .dismiss(dismiss), onSession: sessionID, createIfMissing: false, request: request, reply: reply
-        ) { outcome in
+        ) { outcome, document in
             guard case .dismissed(let removed) = outcome.effect else {
                 preconditionFailure("a dismiss always dismisses")
             }
-            return Responses.change(200, .dismissed(removed), outcome, to: request)
+            return Responses.change(200, .dismissed(removed), outcome, document, to: request)
         }
     }
 
@@ -334,8 +335,8 @@ struct Endpoints: Sendable {
         let sessionID = try request.sessionID()
         let command = Command.replaceStack(try ReplaceStackRequest(json: try request.jsonBody()))
         try changes.submit(command, onSession: sessionID, createIfMissing: true, request: request, reply: reply) {
-            outcome in
-            Responses.change(200, .dismissed(outcome.retired), outcome, to: request)
+            outcome, document in
+            Responses.change(200, .dismissed(outcome.retired), outcome, document, to: request)
         }
     }
 

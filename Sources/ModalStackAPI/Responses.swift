@@ -52,12 +52,12 @@ enum Responses {
     }
 
     /// The answer to a change: its subject, then what was promoted from the queue, the transition
-    /// plan from the stack before to the stack after, and the session. Written straight from the
-    /// values: every change renders it. Under `Prefer: return=minimal`, the version and the
-    /// transition only.
+    /// plan from the stack before to the stack after, and the session (`document`, its JSON).
+    /// Written straight from the values: every change renders it. Under `Prefer: return=minimal`,
+    /// the version and the transition only.
     static func change(
-        _ status: Int, _ subject: ChangeSubject, _ outcome: CommandOutcome, to request: HTTPRequest,
-        headers: HTTPHeaders = HTTPHeaders()
+        _ status: Int, _ subject: ChangeSubject, _ outcome: CommandOutcome, _ document: SessionDocument,
+        to request: HTTPRequest, headers: HTTPHeaders = HTTPHeaders()
     ) -> HTTPResponse {
         if request.preference("return") == "minimal" {
             var headers = headers
@@ -82,7 +82,7 @@ enum Responses {
             }
             object.write("promoted", outcome.promoted)
             object.write("transition", outcome.transition.json)
-            object.write("session", outcome.session)
+            object.member("session") { $0.bytes.append(contentsOf: document.bytes) }
         }
         return sessionBody(status, writer.bytes, outcome.session, headers: headers)
     }

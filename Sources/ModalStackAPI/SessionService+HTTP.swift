@@ -11,12 +11,14 @@ struct HTTPChanges: Sendable {
     let requiresIfMatch: Bool
 
     /// Applies `command` to the session; `reply` gets `render`'s response once it is committed.
+    /// `render` gets the session's JSON with the outcome: answers embed it as it is.
     /// - Parameters:
     ///   - createIfMissing: a first write creates the session instead of failing with 404.
     ///   - idempotencyScope: where an `Idempotency-Key` is unique; the session by default.
     func submit(
         _ command: Command, onSession id: String, createIfMissing: Bool, request: HTTPRequest,
-        idempotencyScope: String? = nil, reply: HTTPReply, render: @escaping @Sendable (CommandOutcome) -> HTTPResponse
+        idempotencyScope: String? = nil, reply: HTTPReply,
+        render: @escaping @Sendable (CommandOutcome, SessionDocument) -> HTTPResponse
     ) throws {
         let change = ChangeRequest(
             sessionID: id, command: command, createsSession: createIfMissing,

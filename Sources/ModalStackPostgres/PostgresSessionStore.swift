@@ -276,8 +276,8 @@ public final class PostgresSessionStore: SessionStore {
             """,
             [
                 session.id, String(session.version), String(session.createdAt.millisecondsSinceEpoch),
-                String(session.updatedAt.millisecondsSinceEpoch), StoredSession.encode(session.stack),
-                StoredSession.encode(session.queue), String(session.ttlSeconds),
+                String(session.updatedAt.millisecondsSinceEpoch), update.document.stackText,
+                update.document.queueText, String(session.ttlSeconds),
                 String(session.expiresAt.millisecondsSinceEpoch), update.change.jsonText,
                 retention.oldestChangeKept(whenLogging: update.change.version).map { String($0) },
             ]

@@ -357,11 +357,11 @@ public final class SQLiteSessionStore: SessionStore {
             if session.version == 1 {
                 // A session's first version is its row, so that every session has one: the count
                 // and the indexes never miss a session.
-                try save(session, on: connection)
+                try save(session, stack: update.document.stackText, queue: update.document.queueText, on: connection)
                 try saveRetired(retired, sessionID: session.id, on: connection)
                 batch.changed[session.id] = .some(nil)
             } else {
-                try log(session, retired: retired, on: connection, batch: &batch)
+                try log(update, retired: retired, on: connection, batch: &batch)
             }
             try connection.statement("INSERT OR REPLACE INTO changes (session_id, version, record) VALUES (?, ?, ?)")
                 .run([.text(session.id), .integer(update.change.version), .text(update.change.jsonText)])
@@ -401,9 +401,10 @@ public final class SQLiteSessionStore: SessionStore {
 
     /// Appends the session after a change to the session log and makes it the session's unwritten entry.
     private func log(
-        _ session: Session, retired: [RetiredPresentation], on connection: SQLiteConnection,
+        _ update: SessionUpdate, retired: [RetiredPresentation], on connection: SQLiteConnection,
         batch: inout UnwrittenSessions.Batch
     ) throws(SQLiteError) {
+        var session = update.session
         try connection.statement(
             """
             INSERT INTO session_log (session_id, version, created_at, updated_at, ttl, stack, queue, retired)
@@ -412,12 +413,11 @@ public final class SQLiteSessionStore: SessionStore {
         ).run([
             .text(session.id), .integer(session.version), .integer(session.createdAt.millisecondsSinceEpoch),
             .integer(session.updatedAt.millisecondsSinceEpoch), .integer(session.ttlSeconds),
-            .text(StoredSession.encode(session.stack)), .text(StoredSession.encode(session.queue)),
+            .text(update.document.stackText), .text(update.document.queueText),
             retired.isEmpty ? .null : .text(StoredSession.encode(retired.map(\.presentation))),
         ])
         let rowID = sqlite3_last_insert_rowid(connection.handle)
         batch.appendedToLog = true
-        var session = session
         let current = unwritten.withLock { batch.entry(session.id, in: $0) }
         var entry: UnwrittenSessions.Entry
         if let current {
@@ -469,19 +469,23 @@ public final class SQLiteSessionStore: SessionStore {
     }
 
     private func writeBack(_ entry: UnwrittenSessions.Entry, on connection: SQLiteConnection) throws(SQLiteError) {
-        try save(entry.session, on: connection)
+        let session = entry.session
+        try save(
+            session, stack: StoredSession.encode(session.stack), queue: StoredSession.encode(session.queue),
+            on: connection)
         try saveRetired(entry.retired, sessionID: entry.session.id, on: connection)
     }
 
     /// Inserts or updates the session's row. Most changes leave its expiry and its change time in
     /// the same buckets: those update the row alone, without touching either index.
-    private func save(_ session: Session, on connection: SQLiteConnection) throws(SQLiteError) {
+    private func save(_ session: Session, stack: String, queue: String, on connection: SQLiteConnection)
+        throws(SQLiteError)
+    {
         let expiresAt = session.expiresAt.millisecondsSinceEpoch
         let updatedAt = session.updatedAt.millisecondsSinceEpoch
         let values: [SQLiteStatement.Value] = [
             .text(session.id), .integer(session.version), .integer(session.createdAt.millisecondsSinceEpoch),
-            .integer(updatedAt), .text(StoredSession.encode(session.stack)),
-            .text(StoredSession.encode(session.queue)), .integer(session.ttlSeconds), .integer(expiresAt),
+            .integer(updatedAt), .text(stack), .text(queue), .integer(session.ttlSeconds), .integer(expiresAt),
             .integer(expiresAt / Schema.expiryBucketMilliseconds),
             .integer(updatedAt / Schema.updatedBucketMilliseconds),
         ]

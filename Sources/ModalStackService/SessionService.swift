@@ -132,9 +132,10 @@ public final class SessionService: Sendable {
     /// Applies the change to its session. `completion` gets the answer `render` made from the
     /// outcome once it is committed (at once for a refusal, a replay, or a change that changes
     /// nothing and waits for nothing). `render` runs before the commit: its answer is committed
-    /// with the change when the change carries an idempotency key.
+    /// with the change when the change carries an idempotency key. It gets the session's JSON
+    /// too, rendered once: the store writes the same text, and the working set keeps it for reads.
     public func submit<Answer: ReplayableAnswer>(
-        _ request: ChangeRequest, render: @escaping @Sendable (CommandOutcome) -> Answer,
+        _ request: ChangeRequest, render: @escaping @Sendable (CommandOutcome, SessionDocument) -> Answer,
         completion: @escaping @Sendable (ChangeResult<Answer>) -> Void
     ) {
         let key = request.idempotencyKey
@@ -151,7 +152,7 @@ public final class SessionService: Sendable {
     /// Replays the stored answer, or decides the change and queues its commit; decides it again
     /// when another instance changed the session first.
     private func decide<Answer: ReplayableAnswer>(
-        _ request: ChangeRequest, render: @escaping @Sendable (CommandOutcome) -> Answer,
+        _ request: ChangeRequest, render: @escaping @Sendable (CommandOutcome, SessionDocument) -> Answer,
         finish: @escaping @Sendable (ChangeResult<Answer>) -> Void
     ) {
         do throws(StoreError) {
@@ -279,7 +280,7 @@ public final class SessionService: Sendable {
     /// Applies the change to the latest state of its session, under the commit lock.
     private func admit<Answer: ReplayableAnswer>(
         _ request: ChangeRequest, latest: (session: Session?, isPending: Bool), pending: inout PendingState,
-        render: (CommandOutcome) -> Answer, finish: @escaping @Sendable (CommitOutcome, Answer) -> Void
+        render: (CommandOutcome, SessionDocument) -> Answer, finish: @escaping @Sendable (CommitOutcome, Answer) -> Void
     ) -> Admission<Answer> {
         let id = request.sessionID
         let now = time.now()
@@ -299,7 +300,8 @@ public final class SessionService: Sendable {
         } catch {
             return .answered(.refused(.rejected(error)))
         }
-        let answer = render(outcome)
+        let document = SessionDocument(outcome.session)
+        let answer = render(outcome, document)
         var writes: [SessionWrite] = []
         if let change = outcome.change {
             let stored = request.idempotencyKey.map { $0.storing(answer, at: now) }
@@ -309,13 +311,16 @@ public final class SessionService: Sendable {
             }
             writes.append(
                 .save(
-                    SessionUpdate(session: outcome.session, retired: outcome.retired, change: change, response: stored))
-            )
+                    SessionUpdate(
+                        session: outcome.session, document: document, retired: outcome.retired, change: change,
+                        response: stored)))
         } else if !pending.hasPending(id) {
             return .answered(.answered(answer))
         }
         pending.enqueue(
-            PendingCommit(sessionID: id, writes: writes, session: outcome.session, change: outcome.change) { outcome in
+            PendingCommit(
+                sessionID: id, writes: writes, session: outcome.session, document: document, change: outcome.change
+            ) { outcome in
                 finish(outcome, answer)
             })
         return .queued
@@ -381,7 +386,7 @@ public final class SessionService: Sendable {
     private func committed(_ batch: [PendingCommit], except superseded: Set<String>) {
         let decideAgain = pending.withLock { pending -> [PendingCommit] in
             for commit in batch where !commit.writes.isEmpty && !superseded.contains(commit.sessionID) {
-                workingSet.committed(commit.session, id: commit.sessionID)
+                workingSet.committed(commit.session, rendered: commit.document?.bytes, id: commit.sessionID)
             }
             for commit in batch where !superseded.contains(commit.sessionID) {
                 pending.settle(commit.sessionID)
@@ -495,6 +500,8 @@ struct PendingCommit: Sendable {
     let writes: [SessionWrite]
     /// The session after the change; nil when it was deleted.
     let session: Session?
+    /// The session's JSON, when the change rendered it.
+    var document: SessionDocument? = nil
     let change: SessionChange?
     /// Called once the commit is over, with how it ended.
     let finish: (@Sendable (CommitOutcome) -> Void)?

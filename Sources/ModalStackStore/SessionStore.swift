@@ -139,7 +139,9 @@ public enum SessionWrite: Sendable, Hashable {
 
 /// A new version of a session and what is committed with it, atomically.
 public struct SessionUpdate: Sendable, Hashable {
-    public var session: Session
+    public let session: Session
+    /// The session's JSON, whose stack and queue text the engines store as they are.
+    public let document: SessionDocument
     /// Presentations that left the session in this change, kept readable.
     public var retired: [Presentation]
     /// The event-log record of this version.
@@ -147,8 +149,13 @@ public struct SessionUpdate: Sendable, Hashable {
     /// The response to replay when the same idempotent request is retried.
     public var response: StoredResponse?
 
-    public init(session: Session, retired: [Presentation], change: SessionChange, response: StoredResponse? = nil) {
+    /// `document` is the session's, when the caller rendered it already; made here otherwise.
+    public init(
+        session: Session, document: SessionDocument? = nil, retired: [Presentation], change: SessionChange,
+        response: StoredResponse? = nil
+    ) {
         self.session = session
+        self.document = document ?? SessionDocument(session)
         self.retired = retired
         self.change = change
         self.response = response

@@ -58,6 +58,20 @@ struct RepresentationTests {
         #expect(empty.json["stack"] == [])
     }
 
+    @Test("a session document is the session's JSON, and its lists are the lists' own JSON")
+    func sessionDocument() throws {
+        for session in [try busySession(), Session.unwritten(id: "e", at: fixture.now)] {
+            let document = SessionDocument(session)
+            #expect(document.bytes == session.serialized())
+            var stack = JSONWriter()
+            stack.write(session.stack)
+            var queue = JSONWriter()
+            queue.write(session.queue)
+            #expect(Array(document.stackText.utf8) == stack.bytes)
+            #expect(Array(document.queueText.utf8) == queue.bytes)
+        }
+    }
+
     @Test("a presentation's members, in order, per style")
     func presentationMembers() throws {
         let session = try busySession()

@@ -58,9 +58,9 @@ struct TestAnswer: ReplayableAnswer {
     let version: Int64
     let body: [UInt8]
 
-    init(_ outcome: CommandOutcome) {
+    init(_ outcome: CommandOutcome, _ document: SessionDocument) {
         version = outcome.session.version
-        body = outcome.session.serialized()
+        body = document.bytes
     }
 
     var recorded: (status: Int, headers: [String: String], body: [UInt8]) {

@@ -1084,8 +1084,9 @@ def instructions_per_request(bench, database, mode, sessions):
 LAYERS = [
     ("endpoint", ("Router.respond(to:reply:)",)),
     ("rules", ("Session.applying(_:in:)",)),
-    # A read answers with the JSON the working set keeps per version: it renders nothing.
-    ("rendering", ("Responses.change(",)),
+    # A change renders the session once (SessionDocument), then its answer around it. A read
+    # answers with the JSON the working set keeps per version: it renders nothing.
+    ("rendering", ("Responses.change(", "SessionDocument.init(")),
     ("commit", ("SQLiteSessionStore.commit(_:)",)),
 ]
 

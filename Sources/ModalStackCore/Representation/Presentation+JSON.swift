@@ -80,6 +80,12 @@ extension ModalContent {
 
 extension Session: JSONWritable {
     public func write(to writer: inout JSONWriter) {
+        _ = writeLocatingLists(to: &writer)
+    }
+
+    /// Writes the session and returns where, in `writer.bytes`, its stack and queue arrays are.
+    fileprivate func writeLocatingLists(to writer: inout JSONWriter) -> (stack: Range<Int>, queue: Range<Int>) {
+        var lists = (stack: 0..<0, queue: 0..<0)
         writer.object { object in
             object.write("id", string: id)
             object.write("version", integer: version)
@@ -87,14 +93,18 @@ extension Session: JSONWritable {
             object.write("updatedAt", updatedAt)
             // The top is the last of the stack: its text is copied rather than written again.
             var top: Range<Int>?
-            object.array("stack") { array in
-                for presentation in stack {
-                    array.element { writer in
-                        let start = writer.bytes.count
-                        presentation.write(to: &writer)
-                        top = start..<writer.bytes.count
+            object.member("stack") { writer in
+                let start = writer.bytes.count
+                writer.array { array in
+                    for presentation in stack {
+                        array.element { writer in
+                            let start = writer.bytes.count
+                            presentation.write(to: &writer)
+                            top = start..<writer.bytes.count
+                        }
                     }
                 }
+                lists.stack = start..<writer.bytes.count
             }
             object.member("top") { writer in
                 if let top {
@@ -103,11 +113,36 @@ extension Session: JSONWritable {
                     writer.write(.null)
                 }
             }
-            object.write("queue", queue)
+            object.member("queue") { writer in
+                let start = writer.bytes.count
+                writer.write(queue)
+                lists.queue = start..<writer.bytes.count
+            }
             object.write("ttl", integer: ttlSeconds)
             object.write("expiresAt", expiresAt)
         }
+        return lists
     }
+}
+
+/// A session's JSON as the API serves it, and where its stack and queue arrays lie in it. Those
+/// arrays are also the lists' stored form, so one rendering per version serves the answer, the
+/// working set and the store.
+public struct SessionDocument: Sendable, Hashable {
+    public let bytes: [UInt8]
+    private let stack: Range<Int>
+    private let queue: Range<Int>
+
+    public init(_ session: Session) {
+        var writer = JSONWriter(capacity: 2048)
+        (stack, queue) = session.writeLocatingLists(to: &writer)
+        bytes = writer.bytes
+    }
+
+    /// The stack as JSON text: what `JSONWriter.write(session.stack)` writes.
+    public var stackText: String { String(decoding: bytes[stack], as: UTF8.self) }
+    /// The queue as JSON text: what `JSONWriter.write(session.queue)` writes.
+    public var queueText: String { String(decoding: bytes[queue], as: UTF8.self) }
 }
 
 extension FieldReader {

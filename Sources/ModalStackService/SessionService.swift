@@ -133,7 +133,8 @@ public final class SessionService: Sendable {
     /// outcome once it is committed (at once for a refusal, a replay, or a change that changes
     /// nothing and waits for nothing). `render` runs before the commit: its answer is committed
     /// with the change when the change carries an idempotency key. It gets the session's JSON
-    /// too, rendered once: the store writes the same text, and the working set keeps it for reads.
+    /// too, rendered once: the store writes the same text. The working set keeps renderings of
+    /// sessions read, not written: one per written session too cost 24 MiB at 100k sessions.
     public func submit<Answer: ReplayableAnswer>(
         _ request: ChangeRequest, render: @escaping @Sendable (CommandOutcome, SessionDocument) -> Answer,
         completion: @escaping @Sendable (ChangeResult<Answer>) -> Void
@@ -318,9 +319,7 @@ public final class SessionService: Sendable {
             return .answered(.answered(answer))
         }
         pending.enqueue(
-            PendingCommit(
-                sessionID: id, writes: writes, session: outcome.session, document: document, change: outcome.change
-            ) { outcome in
+            PendingCommit(sessionID: id, writes: writes, session: outcome.session, change: outcome.change) { outcome in
                 finish(outcome, answer)
             })
         return .queued
@@ -386,7 +385,7 @@ public final class SessionService: Sendable {
     private func committed(_ batch: [PendingCommit], except superseded: Set<String>) {
         let decideAgain = pending.withLock { pending -> [PendingCommit] in
             for commit in batch where !commit.writes.isEmpty && !superseded.contains(commit.sessionID) {
-                workingSet.committed(commit.session, rendered: commit.document?.bytes, id: commit.sessionID)
+                workingSet.committed(commit.session, id: commit.sessionID)
             }
             for commit in batch where !superseded.contains(commit.sessionID) {
                 pending.settle(commit.sessionID)
@@ -500,8 +499,6 @@ struct PendingCommit: Sendable {
     let writes: [SessionWrite]
     /// The session after the change; nil when it was deleted.
     let session: Session?
-    /// The session's JSON, when the change rendered it.
-    var document: SessionDocument? = nil
     let change: SessionChange?
     /// Called once the commit is over, with how it ended.
     let finish: (@Sendable (CommitOutcome) -> Void)?

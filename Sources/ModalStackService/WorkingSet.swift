@@ -58,15 +58,14 @@ final class WorkingSet: Sendable {
         }
     }
 
-    /// What a commit decided, with its JSON if the change rendered it: authoritative, replaces
-    /// whatever is there.
-    func committed(_ session: Session?, rendered: [UInt8]? = nil, id: String) {
-        insert(session, rendered: rendered, id: id, onlyIfNewer: false)
+    /// What a commit decided: authoritative, replaces whatever is there.
+    func committed(_ session: Session?, id: String) {
+        insert(session, id: id, onlyIfNewer: false)
     }
 
     /// What a read found in the store: kept unless the entry already knows something newer.
     func loaded(_ session: Session) {
-        insert(session, rendered: nil, id: session.id, onlyIfNewer: true)
+        insert(session, id: session.id, onlyIfNewer: true)
     }
 
     /// Drops what is held of the session (another instance changed it): the next read goes to the store.
@@ -90,7 +89,7 @@ final class WorkingSet: Sendable {
         }
     }
 
-    private func insert(_ session: Session?, rendered: [UInt8]?, id: String, onlyIfNewer: Bool) {
+    private func insert(_ session: Session?, id: String, onlyIfNewer: Bool) {
         guard capacity > 0 else { return }
         state.withLock { state in
             if let slot = state.slots[id] {
@@ -98,12 +97,12 @@ final class WorkingSet: Sendable {
                     guard let held = state.entries[slot].session, held.version < (session?.version ?? 0) else { return }
                 }
                 state.entries[slot].session = session
-                state.entries[slot].rendered = rendered
+                state.entries[slot].rendered = nil
                 state.entries[slot].used = true
                 state.entries[slot].isCurrent = true
                 return
             }
-            let entry = Entry(id: id, session: session, rendered: rendered)
+            let entry = Entry(id: id, session: session)
             guard state.entries.count == capacity else {
                 state.slots[id] = state.entries.count
                 state.entries.append(entry)

@@ -134,7 +134,7 @@ public struct SessionDocument: Sendable, Hashable {
     private let queue: Range<Int>
 
     public init(_ session: Session) {
-        var writer = JSONWriter(capacity: 2048)
+        var writer = JSONWriter()
         (stack, queue) = session.writeLocatingLists(to: &writer)
         bytes = writer.bytes
     }

@@ -126,8 +126,8 @@ extension Session: JSONWritable {
 }
 
 /// A session's JSON as the API serves it, and where its stack and queue arrays lie in it. Those
-/// arrays are also the lists' stored form, so one rendering per version serves the answer, the
-/// working set and the store.
+/// arrays are also the lists' stored form, so one rendering per change serves both the answer
+/// and the store.
 public struct SessionDocument: Sendable, Hashable {
     public let bytes: [UInt8]
     private let stack: Range<Int>

@@ -46,6 +46,12 @@ struct Endpoints: Sendable {
             deletePresentation)
         change(&router, "POST", "/v1/sessions/{sessionId}/dismiss", .session(.write), dismiss)
         change(&router, "PUT", "/v1/sessions/{sessionId}/stack", .session(.write), replaceStack)
+        change(&router, "POST", "/v1/sessions/{sessionId}/path", .session(.write), push)
+        route(&router, "GET", "/v1/sessions/{sessionId}/path/{entryId}", .session(.read), getPathEntry)
+        change(&router, "POST", "/v1/sessions/{sessionId}/path/pop", .session(.write), pop)
+        change(&router, "PUT", "/v1/sessions/{sessionId}/navigation", .session(.write), navigate)
+        change(&router, "POST", "/v1/sessions/{sessionId}/links", .session(.write), openLink)
+        route(&router, "GET", "/v1/links/resolve", .anyClient, resolveLink)
         route(&router, "GET", "/v1/sessions/{sessionId}/events", .session(.read), events)
         deferred(&router, "GET", "/v1/sessions/{sessionId}/events/stream", .session(.read), watch.streamEvents)
         route(&router, "GET", "/v1/sessions/{sessionId}/transition", .session(.read), transition)
@@ -274,7 +280,7 @@ struct Endpoints: Sendable {
             case .updated(let presentation):
                 status = 200
                 subject = .presentation(presentation)
-            case .created, .dismissed, .replaced:
+            case .created, .dismissed, .replaced, .pushed, .entryUpdated, .popped, .navigated:
                 preconditionFailure("a present presents, queues or updates")
             }
             return Responses.change(status, subject, outcome, document, to: request, headers: headers)
@@ -340,6 +346,115 @@ struct Endpoints: Sendable {
         }
     }
 
+    // MARK: Paths
+
+    private func push(_ request: HTTPRequest, reply: HTTPReply) throws {
+        let sessionID = try request.sessionID()
+        let command = Command.push(try PushRequest(json: try request.jsonBody()))
+        try changes.submit(command, onSession: sessionID, createIfMissing: true, request: request, reply: reply) {
+            outcome, document in
+            switch outcome.effect {
+            case .pushed(let entry, let level):
+                var headers = HTTPHeaders()
+                headers.set("Location", "/v1/sessions/\(sessionID)/path/\(entry.id)")
+                return Responses.change(
+                    201, .entry(entry, level: level), outcome, document, to: request, headers: headers)
+            case .entryUpdated(let entry, let level):
+                return Responses.change(200, .entry(entry, level: level), outcome, document, to: request)
+            default:
+                preconditionFailure("a push pushes or updates")
+            }
+        }
+    }
+
+    private func getPathEntry(_ request: HTTPRequest) throws -> HTTPResponse {
+        let id = request.pathParameters["entryId"] ?? ""
+        let session = try service.existingSession(id: try request.sessionID())
+        guard let found = session.pathEntry(id: id) else {
+            throw ModalError(
+                .entryNotFound, "no level of the session has the path entry \(id) now",
+                context: ["entryId": .string(id)])
+        }
+        var writer = JSONWriter(capacity: 512)
+        writer.object { object in
+            object.write("level", string: found.level.name)
+            object.write("position", integer: Int64(found.position))
+            object.write("entry", found.entry)
+        }
+        return Responses.sessionBody(200, writer.bytes, session)
+    }
+
+    private func pop(_ request: HTTPRequest, reply: HTTPReply) throws {
+        let sessionID = try request.sessionID()
+        let command = Command.pop(try PopRequest(json: try request.jsonBody(emptyBody: [:])))
+        try changes.submit(command, onSession: sessionID, createIfMissing: false, request: request, reply: reply) {
+            outcome, document in
+            guard case .popped(let entries, let level) = outcome.effect else { preconditionFailure("a pop pops") }
+            return Responses.change(200, .popped(entries, level: level), outcome, document, to: request)
+        }
+    }
+
+    private func navigate(_ request: HTTPRequest, reply: HTTPReply) throws {
+        let sessionID = try request.sessionID()
+        let command = Command.navigate(try NavigationRequest(json: try request.jsonBody()))
+        try changes.submit(command, onSession: sessionID, createIfMissing: true, request: request, reply: reply) {
+            outcome, document in
+            Responses.change(200, .dismissed(outcome.retired), outcome, document, to: request)
+        }
+    }
+
+    // MARK: Deep links
+
+    private func openLink(_ request: HTTPRequest, reply: HTTPReply) throws {
+        let sessionID = try request.sessionID()
+        let link = try resolve(Self.linkURL(try request.jsonBody()))
+        try changes.submit(
+            .openLink(link), onSession: sessionID, createIfMissing: true, request: request, reply: reply
+        ) { outcome, document in
+            Responses.change(200, .link(link, dismissed: outcome.retired), outcome, document, to: request)
+        }
+    }
+
+    private func resolveLink(_ request: HTTPRequest) throws -> HTTPResponse {
+        guard let url = request.queryValue("url") else {
+            throw Problem.invalidParameter("url", "is required: the link to resolve")
+        }
+        let link = try resolve(url)
+        return Responses.json(
+            200,
+            [
+                "route": link.route.json, "action": .string(link.action.name), "clear": .bool(link.action.clears),
+                "request": link.request,
+            ])
+    }
+
+    /// The catalog's answer for a link; without a catalog no route matches anything.
+    private func resolve(_ url: String) throws -> ResolvedLink {
+        guard let catalog = service.catalog else {
+            throw ModalError(
+                .noRoute, "no route matches \(url): the server has no catalog of routes", context: ["url": .string(url)]
+            )
+        }
+        return try catalog.resolve(url)
+    }
+
+    /// The body of `POST …/links`: `{"url": "…"}`.
+    static func linkURL(_ body: JSONValue) throws(ModalError) -> String {
+        guard let object = body.objectValue else {
+            throw .validation([.init(pointer: "", message: "expected an object, got \(body.typeName)")])
+        }
+        var errors: [ModalError.FieldError] = []
+        for key in object.keys where key != "url" {
+            errors.append(.init(pointer: "/" + JSONPointer.escape(key), message: "is not a known field"))
+        }
+        let url = object["url"]?.stringValue
+        if url == nil {
+            errors.append(.init(pointer: "/url", message: object["url"] == nil ? "is required" : "expected a string"))
+        }
+        guard errors.isEmpty, let url else { throw .validation(errors) }
+        return url
+    }
+
     // MARK: Event log and transitions
 
     /// The default and the largest page of `GET …/events`.
@@ -359,6 +474,7 @@ struct Endpoints: Sendable {
         var writer = JSONWriter(capacity: 4096)
         writer.object { object in
             object.write("events", logged.flatMap(\.flatEvents))
+            object.write("changes", logged.map(\.summary))
             object.write("version", integer: session.version)
             object.write("next", next)
         }
@@ -374,17 +490,17 @@ struct Endpoints: Sendable {
         guard from <= session.version else {
             throw Problem.invalidParameter("from", "is newer than the session's version \(session.version)")
         }
-        let old: [String]
+        let old: NavigationShape
         if from == session.version {
-            old = session.stack.map(\.id)
+            old = NavigationShape(session)
         } else if from == 0 {
-            old = []
+            old = NavigationShape()
         } else if let change = try service.change(sessionID: sessionID, version: from) {
-            old = change.stackIDs
+            old = change.shape
         } else {
             throw Problem.versionGone(from)
         }
-        let plan = TransitionPlan(from: old, to: session.stack.map(\.id))
+        let plan = TransitionPlan(from: old, to: NavigationShape(session))
         return Responses.session(
             200, ["from": JSONValue(from), "to": JSONValue(session.version), "transition": plan.json], session)
     }

@@ -35,7 +35,7 @@ public final class ModalStackServer: Sendable {
         let metrics = Metrics()
         let rules = SessionRules(
             maxDepth: configuration.maxDepth, queueSize: configuration.queueSize,
-            sessionTTLSeconds: Int64(configuration.sessionTTLSeconds))
+            sessionTTLSeconds: Int64(configuration.sessionTTLSeconds), maxPathDepth: configuration.maxPathDepth)
         let service = SessionService(
             store: store, rules: rules, catalog: catalog, metrics: metrics,
             workingSetCapacity: configuration.workingSetSessions, time: time)

@@ -190,6 +190,12 @@ extension Problem {
             case .nothingToDismiss: (409, "Nothing to dismiss")
             case .presentationNotFound: (404, "Presentation not found")
             case .sessionNotFound: (404, "Session not found")
+            case .alreadyPushed: (409, "Already pushed")
+            case .pathFull: (409, "Path full")
+            case .nothingToPop: (409, "Nothing to pop")
+            case .levelNotFound: (404, "Level not found")
+            case .entryNotFound: (404, "Path entry not found")
+            case .noRoute: (404, "No route")
             default: (409, "Conflict")
             }
         self.init(

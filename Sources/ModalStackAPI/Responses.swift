@@ -49,12 +49,26 @@ enum Responses {
         case presentation(Presentation, position: Int? = nil)
         /// `"dismissed"`: the presentations that left the session.
         case dismissed([Presentation])
+        /// `"entry"` and `"level"`: a push.
+        case entry(PathEntry, level: NavigationLevel)
+        /// `"popped"` (top-most first) and `"level"`.
+        case popped([PathEntry], level: NavigationLevel)
+        /// `"route"` and `"action"` of a deep link, then `"dismissed"`.
+        case link(ResolvedLink, dismissed: [Presentation])
+
+        /// Whether the change can move the stack, so that the answer lists what was promoted.
+        var movesStack: Bool {
+            switch self {
+            case .presentation, .dismissed, .link: true
+            case .entry, .popped: false
+            }
+        }
     }
 
     /// The answer to a change: its subject, then what was promoted from the queue, the transition
-    /// plan from the stack before to the stack after, and the session (`document`, its JSON).
-    /// Written straight from the values: every change renders it. Under `Prefer: return=minimal`,
-    /// the version and the transition only.
+    /// plan from the navigation before to the navigation after, and the session (`document`, its
+    /// JSON). Written straight from the values: every change renders it. Under
+    /// `Prefer: return=minimal`, the version and the transition only.
     static func change(
         _ status: Int, _ subject: ChangeSubject, _ outcome: CommandOutcome, _ document: SessionDocument,
         to request: HTTPRequest, headers: HTTPHeaders = HTTPHeaders()
@@ -79,8 +93,20 @@ enum Responses {
                 }
             case .dismissed(let presentations):
                 object.write("dismissed", presentations)
+            case .entry(let entry, let level):
+                object.write("entry", entry)
+                object.write("level", string: level.name)
+            case .popped(let entries, let level):
+                object.write("popped", entries)
+                object.write("level", string: level.name)
+            case .link(let link, let dismissed):
+                object.write("route", link.route.json)
+                object.write("action", string: link.action.name)
+                object.write("dismissed", dismissed)
             }
-            object.write("promoted", outcome.promoted)
+            if subject.movesStack {
+                object.write("promoted", outcome.promoted)
+            }
             object.write("transition", outcome.transition.json)
             object.member("session") { $0.bytes.append(contentsOf: document.bytes) }
         }

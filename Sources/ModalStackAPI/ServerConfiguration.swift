@@ -15,6 +15,7 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var catalogPath: String?
     public var maxDepth = SessionRules.defaultMaxDepth
     public var queueSize = SessionRules.defaultQueueSize
+    public var maxPathDepth = SessionRules.defaultMaxPathDepth
     public var durability = Durability.normal
     /// A quota for the database file in bytes; 0 is none.
     public var maxDatabaseBytes = 0
@@ -286,6 +287,7 @@ private let settings: [Setting] = [
         "catalog", "a JSON catalog of destinations; without one any destination and style is accepted", \.catalogPath),
     .integer("max-depth", "the most presentations one stack may hold", 1...64, \.maxDepth),
     .integer("queue-size", "the most presentations one session's queue may hold", 0...1024, \.queueSize),
+    .integer("max-path-depth", "the most screens one level's push path may hold", 1...64, \.maxPathDepth),
     .choice(
         "durability", "MODE", "normal: a commit survives a crash of the process; full: it also survives power loss",
         \.durability),

@@ -54,7 +54,12 @@ enum PostgresSchema {
             PRIMARY KEY (scope, key)
         );
         CREATE INDEX idempotent_responses_by_age ON idempotent_responses (created_at);
+        """,
+        // Push paths: the root level's path of each session (the stack's presentations carry
+        // their own in their JSON).
         """
+        ALTER TABLE sessions ADD COLUMN path text NOT NULL DEFAULT '[]';
+        """,
     ]
 
     static var currentVersion: Int { migrations.count }

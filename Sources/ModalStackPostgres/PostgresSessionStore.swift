@@ -50,7 +50,7 @@ public final class PostgresSessionStore: SessionStore {
 
     public func session(id: String) throws(StoreError) -> Session? {
         let rows = try query(
-            "SELECT id, version, created_at, updated_at, stack, queue, ttl FROM sessions WHERE id = $1", [id])
+            "SELECT id, version, created_at, updated_at, stack, queue, ttl, path FROM sessions WHERE id = $1", [id])
         return try rows.rows.first.map { row throws(StoreError) in try Self.session(row) }
     }
 
@@ -61,7 +61,7 @@ public final class PostgresSessionStore: SessionStore {
         if let cursor {
             rows = try query(
                 """
-                SELECT id, version, created_at, updated_at, stack, queue, ttl FROM sessions
+                SELECT id, version, created_at, updated_at, stack, queue, ttl, path FROM sessions
                 WHERE (updated_at, id) < ($1, $2) AND expires_at > $3
                 ORDER BY updated_at DESC, id DESC LIMIT $4
                 """,
@@ -72,7 +72,7 @@ public final class PostgresSessionStore: SessionStore {
         } else {
             rows = try query(
                 """
-                SELECT id, version, created_at, updated_at, stack, queue, ttl FROM sessions
+                SELECT id, version, created_at, updated_at, stack, queue, ttl, path FROM sessions
                 WHERE expires_at > $1 ORDER BY updated_at DESC, id DESC LIMIT $2
                 """,
                 [String(now.millisecondsSinceEpoch), String(limit)])
@@ -260,10 +260,11 @@ public final class PostgresSessionStore: SessionStore {
         let saved = try connection.execute(
             """
             WITH saved AS (
-                INSERT INTO sessions AS s (id, version, created_at, updated_at, stack, queue, ttl, expires_at)
-                VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+                INSERT INTO sessions AS s (id, version, created_at, updated_at, stack, queue, ttl, expires_at, path)
+                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $11)
                 ON CONFLICT (id) DO UPDATE SET version = excluded.version, updated_at = excluded.updated_at,
-                    stack = excluded.stack, queue = excluded.queue, ttl = excluded.ttl, expires_at = excluded.expires_at
+                    stack = excluded.stack, queue = excluded.queue, ttl = excluded.ttl, expires_at = excluded.expires_at,
+                    path = excluded.path
                 WHERE s.version = excluded.version - 1
                 RETURNING 1
             ), logged AS (
@@ -280,6 +281,7 @@ public final class PostgresSessionStore: SessionStore {
                 update.document.queueText, String(session.ttlSeconds),
                 String(session.expiresAt.millisecondsSinceEpoch), update.change.jsonText,
                 retention.oldestChangeKept(whenLogging: update.change.version).map { String($0) },
+                update.document.pathText,
             ]
         ).scalar
         return saved == "1"
@@ -391,14 +393,16 @@ public final class PostgresSessionStore: SessionStore {
     }
 
     private static func session(_ row: [String?]) throws(StoreError) -> Session {
-        guard row.count == 7, let id = row[0], let version = row[1].flatMap({ Int64($0) }),
+        guard row.count == 8, let id = row[0], let version = row[1].flatMap({ Int64($0) }),
             let createdAt = row[2].flatMap({ Int64($0) }), let updatedAt = row[3].flatMap({ Int64($0) }),
-            let stack = row[4], let queue = row[5], let ttl = row[6].flatMap({ Int64($0) })
+            let stack = row[4], let queue = row[5], let ttl = row[6].flatMap({ Int64($0) }), let path = row[7]
         else {
             throw StoreError(.corrupt, "a stored session is not in the expected form")
         }
         return try StoredSession.session(
-            id: id, version: version, createdAt: createdAt, updatedAt: updatedAt, stack: stack, queue: queue, ttl: ttl)
+            id: id, version: version, createdAt: createdAt, updatedAt: updatedAt, path: path, stack: stack,
+            queue: queue,
+            ttl: ttl)
     }
 
     /// Creates or brings the schema to `PostgresSchema.currentVersion`, each step in its own

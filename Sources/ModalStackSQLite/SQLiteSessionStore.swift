@@ -77,7 +77,7 @@ public final class SQLiteSessionStore: SessionStore {
         let rows: [LogRow] = try write { connection throws(SQLiteError) in
             let statement = try connection.statement(
                 """
-                SELECT session_id, version, created_at, updated_at, ttl, stack, queue, retired
+                SELECT session_id, version, created_at, updated_at, ttl, stack, queue, retired, path
                 FROM session_log ORDER BY rowid
                 """)
             try statement.bind([])
@@ -128,7 +128,7 @@ public final class SQLiteSessionStore: SessionStore {
         let row: SessionRow?
         row = try read { connection throws(SQLiteError) in
             let statement = try connection.statement(
-                "SELECT id, version, created_at, updated_at, stack, queue, ttl FROM sessions WHERE id = ?")
+                "SELECT id, version, created_at, updated_at, stack, queue, ttl, path FROM sessions WHERE id = ?")
             try statement.bind([.text(id)])
             defer { statement.reset() }
             return try statement.step() ? SessionRow(statement) : nil
@@ -173,7 +173,7 @@ public final class SQLiteSessionStore: SessionStore {
             // The index orders by the minute; SQLite sorts each minute's rows by the rest of the key.
             let statement = try connection.statement(
                 """
-                SELECT id, version, created_at, updated_at, stack, queue, ttl FROM sessions
+                SELECT id, version, created_at, updated_at, stack, queue, ttl, path FROM sessions
                 WHERE updated_bucket <= ?1 / ?2 AND (updated_at, id) < (?1, ?3) AND expires_at > ?4
                 ORDER BY updated_bucket DESC, updated_at DESC, id DESC LIMIT ?5
                 """)
@@ -357,7 +357,9 @@ public final class SQLiteSessionStore: SessionStore {
             if session.version == 1 {
                 // A session's first version is its row, so that every session has one: the count
                 // and the indexes never miss a session.
-                try save(session, stack: update.document.stackText, queue: update.document.queueText, on: connection)
+                try save(
+                    session, path: update.document.pathText, stack: update.document.stackText,
+                    queue: update.document.queueText, on: connection)
                 try saveRetired(retired, sessionID: session.id, on: connection)
                 batch.changed[session.id] = .some(nil)
             } else {
@@ -407,14 +409,15 @@ public final class SQLiteSessionStore: SessionStore {
         var session = update.session
         try connection.statement(
             """
-            INSERT INTO session_log (session_id, version, created_at, updated_at, ttl, stack, queue, retired)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO session_log (session_id, version, created_at, updated_at, ttl, stack, queue, retired, path)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
             """
         ).run([
             .text(session.id), .integer(session.version), .integer(session.createdAt.millisecondsSinceEpoch),
             .integer(session.updatedAt.millisecondsSinceEpoch), .integer(session.ttlSeconds),
             .text(update.document.stackText), .text(update.document.queueText),
             retired.isEmpty ? .null : .text(StoredSession.encode(retired.map(\.presentation))),
+            .text(update.document.pathText),
         ])
         let rowID = sqlite3_last_insert_rowid(connection.handle)
         batch.appendedToLog = true
@@ -471,27 +474,28 @@ public final class SQLiteSessionStore: SessionStore {
     private func writeBack(_ entry: UnwrittenSessions.Entry, on connection: SQLiteConnection) throws(SQLiteError) {
         let session = entry.session
         try save(
-            session, stack: StoredSession.encode(session.stack), queue: StoredSession.encode(session.queue),
-            on: connection)
+            session, path: StoredSession.encode(session.path), stack: StoredSession.encode(session.stack),
+            queue: StoredSession.encode(session.queue), on: connection)
         try saveRetired(entry.retired, sessionID: entry.session.id, on: connection)
     }
 
     /// Inserts or updates the session's row. Most changes leave its expiry and its change time in
     /// the same buckets: those update the row alone, without touching either index.
-    private func save(_ session: Session, stack: String, queue: String, on connection: SQLiteConnection)
-        throws(SQLiteError)
-    {
+    private func save(
+        _ session: Session, path: String, stack: String, queue: String, on connection: SQLiteConnection
+    ) throws(SQLiteError) {
         let expiresAt = session.expiresAt.millisecondsSinceEpoch
         let updatedAt = session.updatedAt.millisecondsSinceEpoch
         let values: [SQLiteStatement.Value] = [
             .text(session.id), .integer(session.version), .integer(session.createdAt.millisecondsSinceEpoch),
             .integer(updatedAt), .text(stack), .text(queue), .integer(session.ttlSeconds), .integer(expiresAt),
             .integer(expiresAt / Schema.expiryBucketMilliseconds),
-            .integer(updatedAt / Schema.updatedBucketMilliseconds),
+            .integer(updatedAt / Schema.updatedBucketMilliseconds), .text(path),
         ]
         try connection.statement(
             """
-            UPDATE sessions SET version = ?2, updated_at = ?4, stack = ?5, queue = ?6, ttl = ?7, expires_at = ?8
+            UPDATE sessions SET version = ?2, updated_at = ?4, stack = ?5, queue = ?6, ttl = ?7, expires_at = ?8,
+                path = ?11
             WHERE id = ?1 AND expiry_bucket = ?9 AND updated_bucket = ?10
             """
         ).run(values)
@@ -499,11 +503,11 @@ public final class SQLiteSessionStore: SessionStore {
         try connection.statement(
             """
             INSERT INTO sessions (
-                id, version, created_at, updated_at, stack, queue, ttl, expires_at, expiry_bucket, updated_bucket)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+                id, version, created_at, updated_at, stack, queue, ttl, expires_at, expiry_bucket, updated_bucket, path)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
             ON CONFLICT (id) DO UPDATE SET version = excluded.version, updated_at = excluded.updated_at,
                 stack = excluded.stack, queue = excluded.queue, ttl = excluded.ttl, expires_at = excluded.expires_at,
-                expiry_bucket = excluded.expiry_bucket, updated_bucket = excluded.updated_bucket
+                expiry_bucket = excluded.expiry_bucket, updated_bucket = excluded.updated_bucket, path = excluded.path
             """
         ).run(values)
     }
@@ -654,7 +658,7 @@ public final class SQLiteSessionStore: SessionStore {
     }
 }
 
-/// A `sessions` row as read by `SELECT id, version, created_at, updated_at, stack, queue, ttl`,
+/// A `sessions` row as read by `SELECT id, version, created_at, updated_at, stack, queue, ttl, path`,
 /// copied out of the statement on the reader's lock and decoded after it.
 private struct SessionRow: Sendable {
     let id: String
@@ -664,6 +668,7 @@ private struct SessionRow: Sendable {
     let stack: String
     let queue: String
     let ttl: Int64
+    let path: String
 
     init(_ statement: SQLiteStatement) {
         id = statement.text(at: 0)
@@ -673,11 +678,14 @@ private struct SessionRow: Sendable {
         stack = statement.text(at: 4)
         queue = statement.text(at: 5)
         ttl = statement.integer(at: 6)
+        path = statement.text(at: 7)
     }
 
     func session() throws(StoreError) -> Session {
         try StoredSession.session(
-            id: id, version: version, createdAt: createdAt, updatedAt: updatedAt, stack: stack, queue: queue, ttl: ttl)
+            id: id, version: version, createdAt: createdAt, updatedAt: updatedAt, path: path, stack: stack,
+            queue: queue,
+            ttl: ttl)
     }
 }
 
@@ -692,6 +700,7 @@ private struct LogRow: Sendable {
     let stack: String
     let queue: String
     let retired: String?
+    let path: String
 
     init(_ statement: SQLiteStatement) {
         sessionID = statement.text(at: 0)
@@ -702,13 +711,14 @@ private struct LogRow: Sendable {
         stack = statement.text(at: 5)
         queue = statement.text(at: 6)
         retired = statement.isNull(at: 7) ? nil : statement.text(at: 7)
+        path = statement.isNull(at: 8) ? "[]" : statement.text(at: 8)
     }
 
     /// The session after the change, or nil for a deletion.
     func session() throws(StoreError) -> Session? {
         guard let version else { return nil }
         return try StoredSession.session(
-            id: sessionID, version: version, createdAt: createdAt, updatedAt: updatedAt, stack: stack, queue: queue,
-            ttl: ttl)
+            id: sessionID, version: version, createdAt: createdAt, updatedAt: updatedAt, path: path, stack: stack,
+            queue: queue, ttl: ttl)
     }
 }

@@ -120,6 +120,12 @@ enum Schema {
             retired TEXT
         );
         """,
+        // Push paths: the root level's path of each session (the stack's presentations carry
+        // their own in their JSON). Sessions written before have none.
+        """
+        ALTER TABLE sessions ADD COLUMN path TEXT NOT NULL DEFAULT '[]';
+        ALTER TABLE session_log ADD COLUMN path TEXT;
+        """,
     ]
 
     /// The width of an `expiry_bucket` (migration 2): `expires_at / expiryBucketMilliseconds`.

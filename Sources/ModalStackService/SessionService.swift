@@ -294,7 +294,7 @@ public final class SessionService: Sendable {
         guard let current = live ?? (request.createsSession ? unwritten : nil) else {
             return .answered(.refused(.sessionNotFound(id)))
         }
-        let context = CommandContext(now: now, rules: rules, catalog: catalog, makePresentationID: RandomID.make)
+        let context = CommandContext(now: now, rules: rules, catalog: catalog, makeID: RandomID.make)
         let outcome: CommandOutcome
         do {
             outcome = try current.applying(request.command, in: context)

@@ -5,12 +5,13 @@ import ModalStackCore
 public enum StoredSession {
     /// A session from the columns of its row, the lists in their stored form.
     public static func session(
-        id: String, version: Int64, createdAt: Int64, updatedAt: Int64, stack: String, queue: String, ttl: Int64
+        id: String, version: Int64, createdAt: Int64, updatedAt: Int64, path: String, stack: String, queue: String,
+        ttl: Int64
     ) throws(StoreError) -> Session {
         Session(
             id: id, version: version, createdAt: Timestamp(millisecondsSinceEpoch: createdAt),
             updatedAt: Timestamp(millisecondsSinceEpoch: updatedAt), stack: try decodeList(stack),
-            queue: try decodeList(queue), ttlSeconds: ttl)
+            queue: try decodeList(queue), ttlSeconds: ttl, path: try decodePath(path))
     }
 
     /// Where a presentation retired by `version` sorts among its session's dismissed ones: by
@@ -19,10 +20,26 @@ public enum StoredSession {
         version << 16 + Int64(offset)
     }
 
-    public static func encode(_ presentations: [Presentation]) -> String {
+    /// A list of presentations or of path entries in its stored form.
+    public static func encode(_ values: [some JSONWritable]) -> String {
         var writer = JSONWriter(capacity: 1024)
-        writer.write(presentations)
+        writer.write(values)
         return String(decoding: writer.bytes, as: UTF8.self)
+    }
+
+    public static func decodePath(_ text: String) throws(StoreError) -> [PathEntry] {
+        guard let elements = try parse(text).arrayValue else {
+            throw StoreError(.corrupt, "a stored path is not an array")
+        }
+        var entries: [PathEntry] = []
+        for element in elements {
+            do {
+                entries.append(try PathEntry(json: element))
+            } catch {
+                throw StoreError(.corrupt, "a stored path entry is invalid: \(error.detail)")
+            }
+        }
+        return entries
     }
 
     public static func decodeList(_ text: String) throws(StoreError) -> [Presentation] {

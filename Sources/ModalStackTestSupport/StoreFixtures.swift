@@ -43,7 +43,7 @@ public enum StoreFixtures {
         SessionChange(
             sessionID: session.id, version: session.version, at: session.updatedAt,
             events: retired.map { SessionEvent(.dismissed, presentation: $0) } + [SessionEvent(.updated)],
-            stackIDs: session.stack.map(\.id))
+            shape: NavigationShape(session))
     }
 
     /// `presentation` as it is kept once dismissed at `milliseconds`, with a result.

@@ -15,7 +15,8 @@ struct CatalogTests {
         }
         """#
 
-    private static let allStyleNames = "sheet, fullScreenCover, popover, alert, confirmationDialog, dialog, progress"
+    private static let allStyleNames =
+        "sheet, fullScreenCover, popover, alert, confirmationDialog, dialog, progress, push"
 
     private func load(_ text: String) throws -> Catalog {
         try Catalog.load(Array(text.utf8))
@@ -88,7 +89,7 @@ struct CatalogTests {
             ("[]", "", "expected an object, got array"),
             (
                 #"{"destinations": {"a": {}}, "version": 1}"#, "/version",
-                #"unknown member "version"; the only member is "destinations""#
+                #"unknown member "version"; the members are "destinations" and "routes""#
             ),
             ("{}", "/destinations", "is required"),
             (#"{"destinations": "a"}"#, "/destinations", "expected an object, got string"),
@@ -258,7 +259,7 @@ struct CatalogTests {
                 == #"{"destinations":[{"name":"deleteConfirm","styles":["alert"]},"#
                 + #"{"name":"help","styles":["sheet"],"payload":{"type":"object","properties":{"text":{"type":"string","maxLength":500}},"required":["text"],"additionalProperties":false}},"#
                 + #"{"name":"settings","styles":["sheet","fullScreenCover"],"summary":"App settings"}]}"#)
-        let allStyles = ModalStyle.allCases.map { #""\#($0.rawValue)""# }.joined(separator: ",")
+        let allStyles = (ModalStyle.allCases.map(\.rawValue) + ["push"]).map { #""\#($0)""# }.joined(separator: ",")
         #expect(
             try load(#"{"destinations": {"a": {}}}"#).json.jsonText
                 == #"{"destinations":[{"name":"a","styles":["# + allStyles + "]}]}")
@@ -281,9 +282,10 @@ struct CatalogTests {
         let seeds = try loadSeeds()
         #expect(
             seeds.destinations.map(\.name) == [
-                "deleteConfirm", "downloads", "help", "onboarding", "profile", "settings", "shareOptions", "sun",
-                "sync",
+                "deleteConfirm", "downloadItem", "downloads", "help", "onboarding", "privacy", "profile", "settings",
+                "shareOptions", "sun", "sync",
             ])
+        #expect(seeds.routes.compactMap(\.name) == ["download-item", "settings-help", "privacy", "profile", "home"])
         #expect(seeds.destinations.allSatisfy { $0.summary?.isEmpty == false })
         #expect(try Catalog(json: seeds.json) == seeds)
         #expect(seeds.destination(named: "help")?.styles == [.sheet, .fullScreenCover])
@@ -346,7 +348,8 @@ struct CatalogTests {
         #expect(
             messages("settingz", .sheet) == [
                 "/destination unknown destination \"settingz\"; known destinations: "
-                    + "deleteConfirm, downloads, help, onboarding, profile, settings, shareOptions, sun, sync"
+                    + "deleteConfirm, downloadItem, downloads, help, onboarding, privacy, profile, settings, shareOptions, "
+                    + "sun, sync"
             ])
     }
 }

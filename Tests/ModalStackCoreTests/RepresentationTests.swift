@@ -44,7 +44,9 @@ struct RepresentationTests {
         let session = try busySession()
         let object = try #require(session.json.objectValue)
         #expect(
-            object.keys == ["id", "version", "createdAt", "updatedAt", "stack", "top", "queue", "ttl", "expiresAt"])
+            object.keys == [
+                "id", "version", "createdAt", "updatedAt", "path", "stack", "top", "queue", "ttl", "expiresAt",
+            ])
         #expect(object["top"] == session.stack.last?.json)
         #expect(object["stack"]?.arrayValue?.count == 2)
         #expect(object["queue"] == .array(session.queue.map(\.json)))
@@ -78,7 +80,7 @@ struct RepresentationTests {
         let sheet = try #require(session.stack.first?.json.objectValue)
         #expect(
             sheet.keys == [
-                "id", "destination", "style", "key", "state", "locked", "payload", "detents",
+                "id", "destination", "style", "key", "state", "locked", "payload", "path", "detents",
                 "interactiveDismissDisabled",
                 "requestedAt", "presentedAt", "dismissedAt", "result",
             ])
@@ -87,6 +89,7 @@ struct RepresentationTests {
         #expect(sheet["dismissedAt"] == .null)
         let alert = try #require(session.stack.last?.json.objectValue)
         #expect(alert["locked"] == true)
+        #expect(alert["path"] == nil, "alert-like presentations have no path")
         #expect(alert["title"] == "Delete \"this\"?")
         #expect(alert["buttons"]?.arrayValue?.first == ["id": "delete", "label": "Delete", "role": "destructive"])
         let progress = try #require(session.queue.first?.json.objectValue)

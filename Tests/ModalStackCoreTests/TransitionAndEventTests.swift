@@ -6,15 +6,15 @@ import Testing
 struct TransitionAndEventTests {
     @Test("the plan keeps the common prefix, dismisses the rest top-down, presents the new bottom-up")
     func planShape() {
-        let plan = TransitionPlan(from: ["a", "b", "c"], to: ["a", "d", "e"])
+        let plan = TransitionPlan(from: shape(["a", "b", "c"]), to: shape(["a", "d", "e"]))
         #expect(
             plan.steps == [
                 .dismiss(presentationID: "c"), .dismiss(presentationID: "b"), .present(presentationID: "d"),
                 .present(presentationID: "e"),
             ])
         #expect(plan.json == [["dismiss": "c"], ["dismiss": "b"], ["present": "d"], ["present": "e"]])
-        #expect(TransitionPlan(from: ["a"], to: ["a"]).steps.isEmpty)
-        #expect(TransitionPlan(from: [], to: ["x"]).steps == [.present(presentationID: "x")])
+        #expect(TransitionPlan(from: shape(["a"]), to: shape(["a"])).steps.isEmpty)
+        #expect(TransitionPlan(from: shape([]), to: shape(["x"])).steps == [.present(presentationID: "x")])
     }
 
     @Test("applying the plan to the old stack yields the new one, for random stacks")
@@ -24,11 +24,16 @@ struct TransitionAndEventTests {
         for _ in 0..<2000 {
             let old = randomStack(alphabet, &generator)
             let new = randomStack(alphabet, &generator)
-            let plan = TransitionPlan(from: old, to: new)
-            #expect(plan.applied(to: old) == new, "\(old) → \(new)")
+            let plan = TransitionPlan(from: shape(old), to: shape(new))
+            #expect(plan.applied(to: shape(old)) == shape(new), "\(old) → \(new)")
             let kept = zip(old, new).prefix { $0 == $1 }.count
             #expect(plan.steps.count == old.count + new.count - 2 * kept, "minimal for \(old) → \(new)")
         }
+    }
+
+    /// Containers with empty paths, by id.
+    private func shape(_ ids: [String]) -> NavigationShape {
+        NavigationShape(stack: ids.map { .init(presentationID: $0, path: []) })
     }
 
     /// A stack of distinct ids, as stacks are.
@@ -70,7 +75,7 @@ struct TransitionAndEventTests {
 
         let replaced = try session.applying(
             .replaceStack(ReplaceStackRequest(stack: [PresentRequest(destination: "z")])), in: fixture.context)
-        #expect(replaced.change?.events.map(\.kind) == [.dismissed, .dismissed, .replaced])
+        #expect(replaced.change?.events.map(\.kind) == [.dismissed, .dismissed, .presented, .replaced])
         #expect(replaced.change?.events.last?.details["stack"] == [.string(replaced.session.stack[0].id)])
 
         let create = try Session.unwritten(id: "n", at: fixture.now).applying(

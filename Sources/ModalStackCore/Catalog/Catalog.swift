@@ -23,11 +23,13 @@
 ///
 /// - `destinations` (required, at least one): each destination's entry by its name; names follow
 ///   ``Identifiers/isValidDestination(_:)``.
-/// - `styles` (optional): the ``ModalStyle`` names the destination may be presented with, without
-///   duplicates; every style when absent.
+/// - `styles` (optional): the ``ModalStyle`` names the destination may be presented with, and
+///   `push` if it may be pushed onto a path, without duplicates; every style and `push` when absent.
 /// - `payload` (optional): a ``PayloadSchema`` for the present's payload; its `type`, if given,
 ///   must be or include `object`, since payloads are objects. Without it any payload is accepted.
 /// - `summary` (optional): a sentence for people.
+///
+/// - `routes` (optional): the deep links the catalog resolves, matched in order (``Route``).
 ///
 /// `destinations` may also be an array of entries that each carry their `name` — the form ``json``
 /// writes — so that a catalog's ``json`` loads back as an equal catalog.
@@ -40,6 +42,8 @@ public struct Catalog: Sendable, Hashable {
         public let name: String
         /// The styles it may be presented with, in file order.
         public let styles: [ModalStyle]
+        /// Whether it may be pushed onto a path (`push` among its styles).
+        public let allowsPush: Bool
         /// The shape its payload must have; nil when any payload is accepted.
         public let payloadSchema: PayloadSchema?
         /// A sentence for people.
@@ -48,19 +52,24 @@ public struct Catalog: Sendable, Hashable {
         /// Makes a destination as given: the name rule and a non-empty `styles` are checked only
         /// when loading from JSON.
         public init(
-            name: String, styles: [ModalStyle] = ModalStyle.allCases, payloadSchema: PayloadSchema? = nil,
-            summary: String? = nil
+            name: String, styles: [ModalStyle] = ModalStyle.allCases, allowsPush: Bool = true,
+            payloadSchema: PayloadSchema? = nil, summary: String? = nil
         ) {
             self.name = name
             self.styles = styles
+            self.allowsPush = allowsPush
             self.payloadSchema = payloadSchema
             self.summary = summary
         }
 
+        /// The name that allows pushing in a destination's `styles`.
+        public static let pushStyle = "push"
+
         /// This destination as one entry of ``Catalog/json``: `name`, `styles`, then `payload` and
         /// `summary` when present.
         public var json: JSONValue {
-            var entry: JSONObject = ["name": .string(name), "styles": .array(styles.map { .string($0.rawValue) })]
+            let styleNames = styles.map(\.rawValue) + (allowsPush ? [Self.pushStyle] : [])
+            var entry: JSONObject = ["name": .string(name), "styles": .array(styleNames.map { .string($0) })]
             if let payloadSchema {
                 entry.append("payload", payloadSchema.json)
             }
@@ -74,6 +83,8 @@ public struct Catalog: Sendable, Hashable {
     /// Every destination, sorted by name.
     public let destinations: [Destination]
     private let destinationsByName: [String: Destination]
+    /// The deep links it resolves, in the order they are tried.
+    public private(set) var routes: [Route] = []
 
     /// Makes a catalog of `destinations`, whose names must be distinct.
     public init(destinations: [Destination]) {
@@ -97,10 +108,11 @@ public struct Catalog: Sendable, Hashable {
         guard let root = json.objectValue else {
             throw CatalogError(path: "", message: "expected an object, got \(json.typeName)")
         }
-        for key in root.keys where key != "destinations" {
+        for key in root.keys where key != "destinations" && key != "routes" {
             throw CatalogError(
                 path: "/" + JSONPointer.escape(key),
-                message: "unknown member \(JSONValue.string(key).jsonText); the only member is \"destinations\"")
+                message:
+                    "unknown member \(JSONValue.string(key).jsonText); the members are \"destinations\" and \"routes\"")
         }
         let destinations: [Destination]
         switch root["destinations"] {
@@ -117,6 +129,9 @@ public struct Catalog: Sendable, Hashable {
             throw CatalogError(path: "/destinations", message: "must declare at least one destination")
         }
         self.init(destinations: destinations)
+        if let routes = root["routes"] {
+            self.routes = try loadRoutes(routes)
+        }
     }
 
     /// The destination with this name, if declared.
@@ -138,6 +153,19 @@ public struct Catalog: Sendable, Hashable {
     public func check(
         destination name: String, style: ModalStyle, payload: JSONObject, at pointer: String
     ) -> [ModalError.FieldError] {
+        check(destination: name, style: style, at: pointer) + checkPayload(payload, of: name, at: pointer)
+    }
+
+    /// Checks a push against the catalog, as ``check(destination:style:payload:at:)`` checks a
+    /// present: a destination that does not allow `push` gives an error at `<pointer>/destination`.
+    public func checkPush(destination name: String, payload: JSONObject, at pointer: String)
+        -> [ModalError.FieldError]
+    {
+        check(destination: name, style: nil, at: pointer) + checkPayload(payload, of: name, at: pointer)
+    }
+
+    /// The destination's name and style (nil: a push), without its payload.
+    func check(destination name: String, style: ModalStyle?, at pointer: String) -> [ModalError.FieldError] {
         guard let destination = destination(named: name) else {
             let known = destinations.map(\.name).joined(separator: ", ")
             return [
@@ -146,33 +174,48 @@ public struct Catalog: Sendable, Hashable {
                     message: "unknown destination \(JSONValue.string(name).jsonText); known destinations: \(known)")
             ]
         }
-        var errors: [ModalError.FieldError] = []
-        if !destination.styles.contains(style) {
-            let allowed = destination.styles.map(\.rawValue).joined(separator: ", ")
-            errors.append(
+        let allowed = (destination.styles.map(\.rawValue) + (destination.allowsPush ? ["push"] : []))
+            .joined(separator: ", ")
+        guard let style else {
+            guard !destination.allowsPush else { return [] }
+            return [
                 ModalError.FieldError(
-                    pointer: pointer + "/style",
-                    message: "style \"\(style.rawValue)\" is not allowed for \"\(name)\"; allowed styles: \(allowed)"))
+                    pointer: pointer + "/destination",
+                    message: "\"\(name)\" cannot be pushed (its styles do not list push); allowed styles: \(allowed)")
+            ]
         }
-        if let payloadSchema = destination.payloadSchema {
-            errors += payloadSchema.validate(.object(payload), at: pointer + "/payload")
-        }
-        return errors
+        guard !destination.styles.contains(style) else { return [] }
+        return [
+            ModalError.FieldError(
+                pointer: pointer + "/style",
+                message: "style \"\(style.rawValue)\" is not allowed for \"\(name)\"; allowed styles: \(allowed)")
+        ]
     }
 
-    /// The catalog for `GET /v1/destinations`: `{"destinations": [entry, …]}` by name, each entry
-    /// as ``Destination/json``. ``init(json:)`` reads it back as an equal catalog.
+    private func checkPayload(_ payload: JSONObject, of name: String, at pointer: String) -> [ModalError.FieldError] {
+        guard let payloadSchema = destination(named: name)?.payloadSchema else { return [] }
+        return payloadSchema.validate(.object(payload), at: pointer + "/payload")
+    }
+
+    /// The catalog in its listing form: `{"destinations": [entry, …], "routes"?: [route, …]}`,
+    /// destinations by name, each as ``Destination/json``, routes as declared. ``init(json:)``
+    /// reads it back as an equal catalog; `GET /v1/destinations` serves its destinations.
     public var json: JSONValue {
-        .object(["destinations": .array(destinations.map(\.json))])
+        var object: JSONObject = ["destinations": .array(destinations.map(\.json))]
+        if !routes.isEmpty {
+            object.append("routes", .array(routes.map(\.declared)))
+        }
+        return .object(object)
     }
 
-    // The index follows from `destinations`, so they alone decide equality.
+    // The index follows from `destinations`, so they and the routes alone decide equality.
     public static func == (lhs: Catalog, rhs: Catalog) -> Bool {
-        lhs.destinations == rhs.destinations
+        lhs.destinations == rhs.destinations && lhs.routes == rhs.routes
     }
 
     public func hash(into hasher: inout Hasher) {
         hasher.combine(destinations)
+        hasher.combine(routes)
     }
 }
 
@@ -239,7 +282,7 @@ extension Catalog.Destination {
                 path: path + "/" + JSONPointer.escape(key),
                 message: "unknown member \(JSONValue.string(key).jsonText); known members: \(known)")
         }
-        let styles = try Self.styles(entry["styles"], path: path + "/styles")
+        let (styles, allowsPush) = try Self.styles(entry["styles"], path: path + "/styles")
 
         var payloadSchema: PayloadSchema?
         if let payload = entry["payload"] {
@@ -256,11 +299,14 @@ extension Catalog.Destination {
             throw CatalogError(path: path + "/summary", message: "expected a string, got \(summary.typeName)")
         }
 
-        self.init(name: name, styles: styles, payloadSchema: payloadSchema, summary: summary?.stringValue)
+        self.init(
+            name: name, styles: styles, allowsPush: allowsPush, payloadSchema: payloadSchema,
+            summary: summary?.stringValue)
     }
 
-    private static func styles(_ value: JSONValue?, path: String) throws(CatalogError) -> [ModalStyle] {
-        guard let value else { return ModalStyle.allCases }
+    /// The modal styles listed, and whether `push` is among them.
+    private static func styles(_ value: JSONValue?, path: String) throws(CatalogError) -> ([ModalStyle], Bool) {
+        guard let value else { return (ModalStyle.allCases, true) }
         guard let names = value.arrayValue else {
             throw CatalogError(path: path, message: "expected an array of style names, got \(value.typeName)")
         }
@@ -268,12 +314,20 @@ extension Catalog.Destination {
             throw CatalogError(path: path, message: "must list at least one style")
         }
         var styles: [ModalStyle] = []
+        var allowsPush = false
         for (index, nameValue) in names.enumerated() {
             guard let name = nameValue.stringValue else {
                 throw CatalogError(path: "\(path)/\(index)", message: "expected a string, got \(nameValue.typeName)")
             }
+            if name == pushStyle {
+                guard !allowsPush else {
+                    throw CatalogError(path: "\(path)/\(index)", message: "duplicate style \"push\"")
+                }
+                allowsPush = true
+                continue
+            }
             guard let style = ModalStyle(rawValue: name) else {
-                let known = ModalStyle.allCases.map(\.rawValue).joined(separator: ", ")
+                let known = (ModalStyle.allCases.map(\.rawValue) + [pushStyle]).joined(separator: ", ")
                 throw CatalogError(
                     path: "\(path)/\(index)",
                     message: "unknown style \(JSONValue.string(name).jsonText); known styles: \(known)")
@@ -283,7 +337,7 @@ extension Catalog.Destination {
             }
             styles.append(style)
         }
-        return styles
+        return (styles, allowsPush)
     }
 }
 

@@ -52,6 +52,16 @@ public struct PayloadSchema: Sendable, Hashable {
         return errors
     }
 
+    /// The schema of an object's member `name`, when `properties` declares it.
+    public func property(_ name: String) -> PayloadSchema? {
+        rules.properties[name]
+    }
+
+    /// The names of the types `type` allows; nil when it is absent (any type).
+    public var typeNames: [String]? {
+        rules.types?.map(\.rawValue)
+    }
+
     /// Whether an object can conform: `type` is absent or includes `object`.
     var acceptsObjects: Bool {
         rules.types?.contains(.object) ?? true

@@ -6,6 +6,11 @@ public enum Command: Sendable, Hashable {
     case update(presentationID: String, UpdateRequest)
     case dismiss(DismissRequest)
     case replaceStack(ReplaceStackRequest)
+    case push(PushRequest)
+    case pop(PopRequest)
+    case navigate(NavigationRequest)
+    /// What a deep link resolved to (``Catalog/resolve(_:)``), applied to the session as it is.
+    case openLink(ResolvedLink)
 
     public var isCreate: Bool {
         if case .create = self { return true }
@@ -28,6 +33,14 @@ public struct CommandOutcome: Sendable, Hashable {
         case dismissed([Presentation])
         /// The whole stack was replaced.
         case replaced
+        /// A screen was pushed onto a level's path.
+        case pushed(PathEntry, level: NavigationLevel)
+        /// The last entry of a level's path was pushed again with another payload.
+        case entryUpdated(PathEntry, level: NavigationLevel)
+        /// These entries were popped from a level's path, top-most first.
+        case popped([PathEntry], level: NavigationLevel)
+        /// The whole navigation was set (`PUT …/navigation`, or a deep link).
+        case navigated
     }
 
     /// The session after the command; its version moved only if `changed`.
@@ -42,7 +55,7 @@ public struct CommandOutcome: Sendable, Hashable {
     /// (the same payload presented again, the same stack put again): nothing is written and the
     /// version stays.
     public var change: SessionChange?
-    /// The steps from the stack before the command to the stack after it.
+    /// The steps from the navigation before the command to the navigation after it.
     public var transition: TransitionPlan
 
     public var changed: Bool { change != nil }

@@ -3,13 +3,28 @@ extension Session {
     /// session, command and context always give the same outcome.
     public func applying(_ command: Command, in context: CommandContext) throws(ModalError) -> CommandOutcome {
         var edit = SessionEdit(self, context)
+        let effect: CommandOutcome.Effect
         switch command {
-        case .create(let options): return edit.create(options)
-        case .present(let request): return try edit.present(request)
-        case .update(let id, let request): return try edit.update(id, request)
-        case .dismiss(let request): return try edit.dismiss(request)
-        case .replaceStack(let request): return try edit.replaceStack(request)
+        case .create(let options): effect = edit.create(options)
+        case .present(let request): effect = try edit.present(request)
+        case .update(let id, let request): effect = try edit.update(id, request)
+        case .dismiss(let request): effect = try edit.dismiss(request)
+        case .replaceStack(let request):
+            try edit.navigate(to: request.navigation)
+            edit.mark(.replaced, details: ["stack": .array(edit.session.stack.map { .string($0.id) })])
+            effect = .replaced
+        case .push(let request): effect = try edit.push(request)
+        case .pop(let request): effect = try edit.pop(request)
+        case .navigate(let request):
+            try edit.navigate(to: request)
+            edit.mark(.navigated)
+            effect = .navigated
+        case .openLink(let link):
+            try edit.open(link)
+            edit.mark(.navigated, details: ["url": .string(link.url), "route": .string(link.route.url)])
+            effect = .navigated
         }
+        return edit.finish(effect)
     }
 
     /// The rule that keeps any new presentation off the stack right now, if any: whatever its
@@ -29,12 +44,16 @@ extension Session {
     }
 }
 
-/// One command's work on a copy of the session. Every rule is applied here, once.
+/// One command's work on a copy of the session. Every rule is applied here, once. Each change
+/// to the copy is recorded as the event that says it, as it happens, so that the events of a
+/// change, applied in order to the session before it, give the session after it.
 private struct SessionEdit {
     var session: Session
     let original: Session
     let context: CommandContext
     var retired: [Presentation] = []
+    /// What the command did, in order; the creation and the promotions are added by `finish`.
+    var events: [SessionEvent] = []
 
     init(_ session: Session, _ context: CommandContext) {
         self.session = session
@@ -44,17 +63,29 @@ private struct SessionEdit {
 
     var now: Timestamp { context.now }
 
+    private mutating func record(
+        _ kind: SessionEvent.Kind, presentation: Presentation? = nil, entry: PathEntry? = nil,
+        level: NavigationLevel? = nil, details: JSONObject = [:]
+    ) {
+        events.append(SessionEvent(kind, presentation: presentation, entry: entry, level: level, details: details))
+    }
+
+    /// Ends a whole-navigation change with an event naming it, if it changed anything.
+    mutating func mark(_ kind: SessionEvent.Kind, details: JSONObject = [:]) {
+        guard !events.isEmpty || original.version == 0 else { return }
+        record(kind, details: details)
+    }
+
     // MARK: Create
 
-    mutating func create(_ options: SessionOptions) -> CommandOutcome {
-        guard original.version == 0 else { return unchanged(.created) }
-        if let ttlSeconds = options.ttlSeconds { session.ttlSeconds = ttlSeconds }
-        return finish(.created)
+    mutating func create(_ options: SessionOptions) -> CommandOutcome.Effect {
+        if original.version == 0, let ttlSeconds = options.ttlSeconds { session.ttlSeconds = ttlSeconds }
+        return .created
     }
 
     // MARK: Present
 
-    mutating func present(_ request: PresentRequest) throws(ModalError) -> CommandOutcome {
+    mutating func present(_ request: PresentRequest) throws(ModalError) -> CommandOutcome.Effect {
         try checkCatalog(request, at: "")
         if let existing = presentation(withKey: request.key) {
             guard existing.state == .presented, existing.id == session.top?.id,
@@ -63,11 +94,11 @@ private struct SessionEdit {
             var updated = existing
             updated.payload = request.payload
             updated.content = request.content
-            return try replaceActive(updated)
+            return replaceActive(updated)
         }
         var presentation = Presentation(
-            id: context.makePresentationID(), destination: request.destination, key: request.key,
-            content: request.content, payload: request.payload, locked: request.locked, requestedAt: now)
+            id: context.makeID(), destination: request.destination, key: request.key, content: request.content,
+            payload: request.payload, locked: request.locked, requestedAt: now)
         let queueRule =
             session.queue.isEmpty
             ? nil
@@ -76,7 +107,8 @@ private struct SessionEdit {
                 context: ["queued": JSONValue(session.queue.count)])
         guard let rule = session.blockingRule(maxDepth: context.rules.maxDepth) ?? queueRule else {
             session.stack.append(presentation)
-            return finish(.presented(presentation))
+            record(.presented, presentation: presentation)
+            return .presented(presentation)
         }
         guard request.whenBlocked == .queue else { throw rule }
         guard session.queue.count < context.rules.queueSize else {
@@ -87,12 +119,14 @@ private struct SessionEdit {
         presentation.state = .queued
         presentation.presentedAt = nil
         session.queue.append(presentation)
-        return finish(.queued(presentation, position: session.queue.count - 1))
+        let position = session.queue.count - 1
+        record(.queued, presentation: presentation, details: ["position": JSONValue(position)])
+        return .queued(presentation, position: position)
     }
 
     // MARK: Update
 
-    mutating func update(_ id: String, _ request: UpdateRequest) throws(ModalError) -> CommandOutcome {
+    mutating func update(_ id: String, _ request: UpdateRequest) throws(ModalError) -> CommandOutcome.Effect {
         guard var presentation = session.activePresentation(id: id) else { throw .presentationNotFound(id) }
         if let payload = request.payload {
             try checkCatalog(destination: presentation.destination, style: presentation.style, payload: payload, at: "")
@@ -121,31 +155,30 @@ private struct SessionEdit {
             }
             presentation.content = .progress(progress)
         }
-        return try replaceActive(presentation)
+        return replaceActive(presentation)
     }
 
     /// Puts a changed copy of an active presentation back where it was.
-    private mutating func replaceActive(_ presentation: Presentation) throws(ModalError) -> CommandOutcome {
-        guard presentation != session.activePresentation(id: presentation.id) else {
-            return unchanged(.updated(presentation))
-        }
+    private mutating func replaceActive(_ presentation: Presentation) -> CommandOutcome.Effect {
+        guard presentation != session.activePresentation(id: presentation.id) else { return .updated(presentation) }
         if let index = session.stack.firstIndex(where: { $0.id == presentation.id }) {
             session.stack[index] = presentation
         } else if let index = session.queue.firstIndex(where: { $0.id == presentation.id }) {
             session.queue[index] = presentation
         }
-        return finish(.updated(presentation))
+        record(.updated, presentation: presentation)
+        return .updated(presentation)
     }
 
     // MARK: Dismiss
 
-    mutating func dismiss(_ request: DismissRequest) throws(ModalError) -> CommandOutcome {
+    mutating func dismiss(_ request: DismissRequest) throws(ModalError) -> CommandOutcome.Effect {
         if case .presentation(let id) = request.target, let index = session.queue.firstIndex(where: { $0.id == id }) {
             let cancelled = session.queue[index]
             try checkUnlocked([cancelled], force: request.force)
-            session.queue.remove(at: index)
             let retiredEntry = try retire(cancelled, answer: request.result)
-            return finish(.dismissed([retiredEntry]))
+            session.queue.remove(at: index)
+            return .dismissed([retiredEntry])
         }
         let firstRemoved = try firstIndexRemoved(by: request.target)
         let removed = Array(session.stack[firstRemoved...].reversed())
@@ -157,7 +190,7 @@ private struct SessionEdit {
             dismissed.append(try retire(presentation, answer: presentation.id == answered ? request.result : nil))
         }
         session.stack.removeSubrange(firstRemoved...)
-        return finish(.dismissed(dismissed))
+        return .dismissed(dismissed)
     }
 
     /// The lowest stack index a dismiss removes; everything from there up goes.
@@ -193,8 +226,9 @@ private struct SessionEdit {
             context: ["presentationId": .string(locked.id)])
     }
 
-    /// The presentation in its final state, with the user's answer. An alert or confirmation
-    /// dialog's answer must name one of its buttons; without one it records its cancel button.
+    /// The presentation in its final state, with the user's answer, recorded as dismissed (with
+    /// the path it had: its screens go with it). An alert or confirmation dialog's answer must
+    /// name one of its buttons; without one it records its cancel button.
     private mutating func retire(_ presentation: Presentation, answer: JSONValue?) throws(ModalError) -> Presentation {
         var retiredEntry = presentation
         let buttons = presentation.content.buttons
@@ -212,54 +246,273 @@ private struct SessionEdit {
         retiredEntry.state = .dismissed
         retiredEntry.dismissedAt = now
         retired.append(retiredEntry)
+        record(.dismissed, presentation: retiredEntry)
         return retiredEntry
     }
 
-    // MARK: Replace
+    // MARK: Push and pop
 
-    /// Replaces the stack in one step. Entries that match the old stack from the bottom up (same
-    /// key, destination and style) keep their identity, as SwiftUI keeps a view whose id is unchanged.
-    mutating func replaceStack(_ request: ReplaceStackRequest) throws(ModalError) -> CommandOutcome {
-        let requests = request.stack
-        guard requests.count <= context.rules.maxDepth else {
-            throw ModalError(
-                .stackFull,
-                "the new stack has \(requests.count) presentations; the maximum depth is \(context.rules.maxDepth)",
-                context: ["maxDepth": JSONValue(context.rules.maxDepth)])
+    mutating func push(_ request: PushRequest) throws(ModalError) -> CommandOutcome.Effect {
+        let level = try level(named: request.level)
+        try checkPushCatalog(destination: request.destination, payload: request.payload, at: "")
+        var path = session.path(of: level)
+        if let index = path.firstIndex(where: { $0.key == request.key }) {
+            // Pushing the last entry's key again updates it, as `.sheet(item:)` does for modals.
+            guard index == path.count - 1, path[index].destination == request.destination else {
+                throw ModalError(
+                    .alreadyPushed,
+                    "key \"\(request.key)\" is already at position \(index) of \(level.pathName) as \(path[index].id)",
+                    context: [
+                        "entryId": .string(path[index].id), "level": .string(level.name), "position": JSONValue(index),
+                    ])
+            }
+            guard path[index].payload != request.payload else { return .entryUpdated(path[index], level: level) }
+            path[index].payload = request.payload
+            session.setPath(path, of: level)
+            record(.entryUpdated, entry: path[index], level: level)
+            return .entryUpdated(path[index], level: level)
         }
-        for (index, entry) in requests.enumerated() {
-            try checkCatalog(entry, at: "/stack/\(index)")
-            if let queued = session.queue.first(where: { $0.key == entry.key }) { throw alreadyPresented(queued) }
+        try checkPathDepth(path.count + 1, at: "")
+        let entry = PathEntry(
+            id: context.makeID(), destination: request.destination, key: request.key, payload: request.payload,
+            pushedAt: now)
+        path.append(entry)
+        session.setPath(path, of: level)
+        record(.pushed, entry: entry, level: level)
+        return .pushed(entry, level: level)
+    }
+
+    mutating func pop(_ request: PopRequest) throws(ModalError) -> CommandOutcome.Effect {
+        let level = try level(named: request.level)
+        let path = session.path(of: level)
+        let levelContext: JSONObject = ["level": .string(level.name)]
+        guard !path.isEmpty else {
+            throw ModalError(.nothingToPop, "\(level.pathName) is empty", context: levelContext)
         }
+        let firstPopped: Int
+        switch request.target {
+        case .top: firstPopped = path.count - 1
+        case .all: firstPopped = 0
+        case .count(let count):
+            guard count <= path.count else {
+                throw ModalError(
+                    .nothingToPop, "asked to pop \(count) entries but \(level.pathName) holds \(path.count)",
+                    context: levelContext)
+            }
+            firstPopped = path.count - count
+        case .above(let id):
+            guard let index = path.firstIndex(where: { $0.id == id }) else {
+                throw ModalError(
+                    .entryNotFound, "\(level.pathName) has no entry \(id)",
+                    context: ["entryId": .string(id), "level": .string(level.name)])
+            }
+            guard index < path.count - 1 else {
+                throw ModalError(
+                    .nothingToPop, "entry \(id) is already the last of \(level.pathName)", context: levelContext)
+            }
+            firstPopped = index + 1
+        }
+        let popped = Array(path[firstPopped...].reversed())
+        for entry in popped {
+            let result = entry.id == popped.first?.id ? request.result : nil
+            record(.popped, entry: entry, level: level, details: result.map { ["result": $0] } ?? [:])
+        }
+        session.setPath(Array(path[..<firstPopped]), of: level)
+        return .popped(popped, level: level)
+    }
+
+    /// The level a push or pop acts on: the one named, else the top-most container (beneath an
+    /// alert-like top), else the root.
+    private func level(named name: NavigationLevel?) throws(ModalError) -> NavigationLevel {
+        guard let name else { return session.topLevel }
+        guard case .presentation(let id) = name else { return .root }
+        let reason: String
+        if let presentation = session.stack.first(where: { $0.id == id }) {
+            guard presentation.style.isAlertLike else { return name }
+            reason = "presentation \(id) is \(presentation.style.rawValue): alert-like presentations have no path"
+        } else if session.queue.contains(where: { $0.id == id }) {
+            reason = "presentation \(id) is queued: it has a path once it is presented"
+        } else {
+            reason = "the stack has no presentation \(id): a level is root or a container presentation on the stack"
+        }
+        throw ModalError(.levelNotFound, reason, context: ["level": .string(id)])
+    }
+
+    private func checkPathDepth(_ count: Int, at pointer: String) throws(ModalError) {
+        guard count > context.rules.maxPathDepth else { return }
+        throw ModalError(
+            .pathFull,
+            "\(pointer.isEmpty ? "the path" : pointer) would hold \(count) entries; the maximum path depth is \(context.rules.maxPathDepth)",
+            context: ["maxPathDepth": JSONValue(context.rules.maxPathDepth)])
+    }
+
+    // MARK: Navigate
+
+    /// Goes to the navigation the request describes in one change. Modals that match the stack
+    /// from the bottom up (same key, destination and style) keep their identity, and within each
+    /// level kept, so do the entries that match its path from the start (same key and
+    /// destination), as SwiftUI keeps a view whose id is unchanged. It is played in the order of
+    /// the transition plan: what leaves, top-down; then the levels that stay; then what is new,
+    /// bottom-up.
+    mutating func navigate(to request: NavigationRequest) throws(ModalError) {
+        try checkNavigation(request)
         let old = session.stack
-        var newStack: [Presentation] = []
-        newStack.reserveCapacity(requests.count)
+        var target: [Presentation] = []
         var keepsIdentity = true
-        for (index, entry) in requests.enumerated() {
+        for (index, modal) in request.stack.enumerated() {
+            let wanted = modal.present
             keepsIdentity =
-                keepsIdentity && index < old.count && old[index].key == entry.key
-                && old[index].destination == entry.destination && old[index].style == entry.style
+                keepsIdentity && index < old.count && old[index].key == wanted.key
+                && old[index].destination == wanted.destination && old[index].style == wanted.style
             if keepsIdentity {
                 var kept = old[index]
-                kept.payload = entry.payload
-                kept.content = entry.content
-                newStack.append(kept)
+                kept.payload = wanted.payload
+                kept.content = wanted.content
+                kept.path = modal.path.map { reconcile(kept.path, with: $0) } ?? kept.path
+                target.append(kept)
             } else {
-                newStack.append(
+                target.append(
                     Presentation(
-                        id: context.makePresentationID(), destination: entry.destination, key: entry.key,
-                        content: entry.content, payload: entry.payload, locked: entry.locked, requestedAt: now))
+                        id: context.makeID(), destination: wanted.destination, key: wanted.key,
+                        content: wanted.content, payload: wanted.payload, locked: wanted.locked, requestedAt: now,
+                        path: reconcile([], with: modal.path ?? [])))
             }
         }
-        let keptCount = zip(old, newStack).prefix { $0.id == $1.id }.count
-        let removed = Array(old[keptCount...].reversed())
-        try checkUnlocked(removed, force: request.force)
-        guard newStack != old || session.version == 0 else { return unchanged(.replaced) }
-        for presentation in removed {
+        let targetRoot = request.path.map { reconcile(session.path, with: $0) } ?? session.path
+        let keptCount = zip(old, target).prefix { $0.id == $1.id }.count
+        try checkUnlocked(old[keptCount...].reversed(), force: request.force)
+
+        for presentation in old[keptCount...].reversed() {
             _ = try retire(presentation, answer: nil)
         }
-        session.stack = newStack
-        return finish(.replaced)
+        session.stack.removeSubrange(keptCount...)
+        let staying = session.levels
+        func targetPath(of level: NavigationLevel) -> [PathEntry] {
+            level == .root ? targetRoot : target.first { NavigationLevel.presentation(id: $0.id) == level }?.path ?? []
+        }
+        for level in staying.reversed() {
+            popAll(of: level, notKeptIn: targetPath(of: level))
+        }
+        reconcileEntries(of: .root, with: targetRoot)
+        for index in 0..<keptCount {
+            var current = session.stack[index]
+            let wanted = target[index]
+            if current.payload != wanted.payload || current.content != wanted.content {
+                current.payload = wanted.payload
+                current.content = wanted.content
+                session.stack[index] = current
+                record(.updated, presentation: current)
+            }
+            if !wanted.style.isAlertLike {
+                reconcileEntries(of: .presentation(id: wanted.id), with: wanted.path)
+            }
+        }
+        for presentation in target[keptCount...] {
+            var shown = presentation
+            shown.path = []
+            session.stack.append(shown)
+            record(.presented, presentation: shown)
+            reconcileEntries(of: .presentation(id: shown.id), with: presentation.path)
+        }
+    }
+
+    /// Refuses a navigation the rules do not allow, before anything is decided.
+    private func checkNavigation(_ request: NavigationRequest) throws(ModalError) {
+        guard request.stack.count <= context.rules.maxDepth else {
+            throw ModalError(
+                .stackFull,
+                "the new stack has \(request.stack.count) presentations; the maximum depth is \(context.rules.maxDepth)",
+                context: ["maxDepth": JSONValue(context.rules.maxDepth)])
+        }
+        if let path = request.path {
+            try checkPathDepth(path.count, at: "/path")
+            for (index, entry) in path.enumerated() {
+                try checkPushCatalog(destination: entry.destination, payload: entry.payload, at: "/path/\(index)")
+            }
+        }
+        for (index, modal) in request.stack.enumerated() {
+            let pointer = "/stack/\(index)"
+            try checkCatalog(modal.present, at: pointer)
+            if let queued = session.queue.first(where: { $0.key == modal.present.key }) {
+                throw alreadyPresented(queued)
+            }
+            guard let path = modal.path else { continue }
+            try checkPathDepth(path.count, at: pointer + "/path")
+            for (entryIndex, entry) in path.enumerated() {
+                try checkPushCatalog(
+                    destination: entry.destination, payload: entry.payload, at: "\(pointer)/path/\(entryIndex)")
+            }
+        }
+    }
+
+    /// The path `requests` ask for, given the path a level has: entries matching it from the
+    /// start (same key and destination) keep their id and push time and take the new payload.
+    private func reconcile(_ path: [PathEntry], with requests: [PushRequest]) -> [PathEntry] {
+        var keepsIdentity = true
+        return requests.enumerated().map { index, request in
+            keepsIdentity =
+                keepsIdentity && index < path.count && path[index].key == request.key
+                && path[index].destination == request.destination
+            guard !keepsIdentity else {
+                var kept = path[index]
+                kept.payload = request.payload
+                return kept
+            }
+            return PathEntry(
+                id: context.makeID(), destination: request.destination, key: request.key, payload: request.payload,
+                pushedAt: now)
+        }
+    }
+
+    /// Pops, top-most first, the entries of a level that `target` does not keep.
+    private mutating func popAll(of level: NavigationLevel, notKeptIn target: [PathEntry]) {
+        let path = session.path(of: level)
+        let kept = zip(path, target).prefix { $0.id == $1.id }.count
+        for entry in path[kept...].reversed() {
+            record(.popped, entry: entry, level: level)
+        }
+        session.setPath(Array(path[..<kept]), of: level)
+    }
+
+    /// Brings a level's path, whose entries `target` starts with, to `target`: kept entries take
+    /// their new payloads, then the new ones are pushed.
+    private mutating func reconcileEntries(of level: NavigationLevel, with target: [PathEntry]) {
+        let path = session.path(of: level)
+        for (current, wanted) in zip(path, target) where current != wanted {
+            record(.entryUpdated, entry: wanted, level: level)
+        }
+        for entry in target[path.count...] {
+            record(.pushed, entry: entry, level: level)
+        }
+        session.setPath(target, of: level)
+    }
+
+    // MARK: Links
+
+    /// Applies what a deep link resolved to, on the session as it is now.
+    mutating func open(_ link: ResolvedLink) throws(ModalError) {
+        switch link.action {
+        case .navigate(let request):
+            try navigate(to: request)
+        case .push(let request, clear: false):
+            _ = try push(request)
+        case .push(let request, clear: true):
+            try navigate(to: NavigationRequest(path: [request], stack: []))
+        case .present(let request, clear: false):
+            _ = try present(request)
+        case .present(let request, clear: true):
+            try navigate(to: NavigationRequest(path: [], stack: [.init(request, path: [])]))
+        case .replacePath(let entries):
+            // Everything stays but the top level's path.
+            var request = NavigationRequest(
+                path: nil, stack: session.stack.map { .init(PresentRequest(keeping: $0), path: nil) })
+            switch session.topLevel {
+            case .root: request.path = entries
+            case .presentation(let id):
+                if let index = session.stack.firstIndex(where: { $0.id == id }) { request.stack[index].path = entries }
+            }
+            try navigate(to: request)
+        }
     }
 
     // MARK: Shared
@@ -294,15 +547,20 @@ private struct SessionEdit {
         guard errors.isEmpty else { throw .validation(errors) }
     }
 
-    func unchanged(_ effect: CommandOutcome.Effect) -> CommandOutcome {
-        CommandOutcome(
-            session: original, effect: effect, promoted: [], retired: [], change: nil,
-            transition: TransitionPlan(steps: []))
+    private func checkPushCatalog(destination: String, payload: JSONObject, at pointer: String) throws(ModalError) {
+        guard let catalog = context.catalog else { return }
+        let errors = catalog.checkPush(destination: destination, payload: payload, at: pointer)
+        guard errors.isEmpty else { throw .validation(errors) }
     }
 
-    /// Promotes what the rules now allow from the queue, in order, then stamps the next version.
+    /// Promotes what the rules now allow from the queue, in order, then stamps the next version;
+    /// a command that recorded nothing changed nothing, and the session keeps its version.
     mutating func finish(_ effect: CommandOutcome.Effect) -> CommandOutcome {
-        let stackBeforePromotion = session.stack.map(\.id)
+        guard !events.isEmpty || original.version == 0 else {
+            return CommandOutcome(
+                session: original, effect: effect, promoted: [], retired: [], change: nil,
+                transition: TransitionPlan(steps: []))
+        }
         var promoted: [Presentation] = []
         while var next = session.queue.first, session.blockingRule(maxDepth: context.rules.maxDepth) == nil {
             session.queue.removeFirst()
@@ -310,34 +568,28 @@ private struct SessionEdit {
             next.presentedAt = now
             session.stack.append(next)
             promoted.append(next)
+            record(.promoted, presentation: next)
+        }
+        if original.version == 0 {
+            session.createdAt = now
+            events.insert(SessionEvent(.sessionCreated, details: ["ttl": JSONValue(session.ttlSeconds)]), at: 0)
         }
         session.version += 1
         session.updatedAt = now
-        if original.version == 0 { session.createdAt = now }
         let change = SessionChange(
-            sessionID: session.id, version: session.version, at: now,
-            events: events(effect, stack: stackBeforePromotion, promoted: promoted),
-            stackIDs: session.stack.map(\.id))
-        let transition = TransitionPlan(from: original.stack.map(\.id), to: session.stack.map(\.id))
+            sessionID: session.id, version: session.version, at: now, events: events, shape: NavigationShape(session))
+        let transition = TransitionPlan(from: NavigationShape(original), to: NavigationShape(session))
         return CommandOutcome(
             session: session, effect: effect, promoted: promoted, retired: retired, change: change,
             transition: transition)
     }
+}
 
-    /// What the change did, in order: the session's creation, what left, what the command did
-    /// (`stack` is the stack it left, before promotions), then what was promoted.
-    private func events(_ effect: CommandOutcome.Effect, stack: [String], promoted: [Presentation]) -> [SessionEvent] {
-        var events: [SessionEvent] = original.version == 0 ? [SessionEvent(.sessionCreated)] : []
-        events += retired.map { SessionEvent(.dismissed, presentation: $0) }
-        switch effect {
-        case .presented(let presentation): events.append(SessionEvent(.presented, presentation: presentation))
-        case .queued(let presentation, let position):
-            events.append(SessionEvent(.queued, presentation: presentation, details: ["position": JSONValue(position)]))
-        case .updated(let presentation): events.append(SessionEvent(.updated, presentation: presentation))
-        case .replaced: events.append(SessionEvent(.replaced, details: ["stack": .array(stack.map { .string($0) })]))
-        case .dismissed, .created: break
-        }
-        events += promoted.map { SessionEvent(.promoted, presentation: $0) }
-        return events
+extension PresentRequest {
+    /// The request that presents `presentation` as it is: what a navigation that keeps it asks for.
+    init(keeping presentation: Presentation) {
+        self.init(
+            destination: presentation.destination, content: presentation.content, payload: presentation.payload,
+            key: presentation.key, locked: presentation.locked)
     }
 }

@@ -134,14 +134,19 @@ public struct JSONObjectWriter {
         member(key) { $0.array(body) }
     }
 
+    /// Appends a member whose key is made at run time (an id): the key is escaped.
+    public mutating func member(escaping key: String, _ value: (inout JSONWriter) -> Void) {
+        if !isEmpty { writer.bytes.append(UInt8(ascii: ",")) }
+        isEmpty = false
+        writer.write(string: key)
+        writer.bytes.append(UInt8(ascii: ":"))
+        value(&writer)
+    }
+
     /// Appends every member of `object` in its order, keys escaped.
     public mutating func write(membersOf object: JSONObject) {
         for member in object.members {
-            if !isEmpty { writer.bytes.append(UInt8(ascii: ",")) }
-            isEmpty = false
-            writer.write(string: member.key)
-            writer.bytes.append(UInt8(ascii: ":"))
-            writer.write(member.value)
+            self.member(escaping: member.key) { $0.write(member.value) }
         }
     }
 }

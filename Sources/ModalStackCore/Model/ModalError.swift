@@ -29,6 +29,18 @@ public struct ModalError: Error, Sendable, Equatable {
         public static let presentationNotFound = Kind("presentation-not-found")
         /// The session has never been written (or was deleted).
         public static let sessionNotFound = Kind("session-not-found")
+        /// An entry with this key is already in the path, below its last entry.
+        public static let alreadyPushed = Kind("already-pushed")
+        /// The path is at the maximum path depth.
+        public static let pathFull = Kind("path-full")
+        /// The path holds fewer entries than the pop asked for.
+        public static let nothingToPop = Kind("nothing-to-pop")
+        /// The level named is neither the root nor a container on the stack.
+        public static let levelNotFound = Kind("level-not-found")
+        /// The path entry named is not in the path.
+        public static let entryNotFound = Kind("entry-not-found")
+        /// No route of the catalog matches the link.
+        public static let noRoute = Kind("no-route")
     }
 
     /// One bad field: where it is (RFC 6901 JSON pointer into the request body) and what is wrong.

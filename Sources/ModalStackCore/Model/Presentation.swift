@@ -25,11 +25,13 @@ public struct Presentation: Sendable, Hashable {
     public var dismissedAt: Timestamp?
     /// What the user answered, handed back to whoever presented it (for an alert: the button).
     public var result: JSONValue?
+    /// The screens pushed inside it, first pushed first; always empty for alert-like styles.
+    public var path: [PathEntry]
 
     public init(
         id: String, destination: String, key: String, content: ModalContent, payload: JSONObject = [:],
         locked: Bool = false, state: State = .presented, requestedAt: Timestamp, presentedAt: Timestamp? = nil,
-        dismissedAt: Timestamp? = nil, result: JSONValue? = nil
+        dismissedAt: Timestamp? = nil, result: JSONValue? = nil, path: [PathEntry] = []
     ) {
         self.id = id
         self.destination = destination
@@ -42,6 +44,7 @@ public struct Presentation: Sendable, Hashable {
         self.presentedAt = presentedAt ?? (state == .queued ? nil : requestedAt)
         self.dismissedAt = dismissedAt
         self.result = result
+        self.path = path
     }
 
     public var style: ModalStyle { content.style }

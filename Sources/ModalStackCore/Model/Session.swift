@@ -1,11 +1,14 @@
-/// The modal navigation state of one app session: its stack of presentations, bottom first, and
-/// the queue of presentations waiting until the rules let them on.
+/// The navigation state of one app session: the root level's push path, its stack of
+/// presentations, bottom first (each container with a push path of its own), and the queue of
+/// presentations waiting until the rules let them on.
 public struct Session: Sendable, Hashable {
     public var id: String
     /// +1 on every change; a session that exists has version 1 or more.
     public var version: Int64
     public var createdAt: Timestamp
     public var updatedAt: Timestamp
+    /// The screens pushed on the root level, first pushed first.
+    public var path: [PathEntry]
     /// Bottom first: the last element is what the user sees.
     public var stack: [Presentation]
     /// First in, first promoted.
@@ -15,12 +18,13 @@ public struct Session: Sendable, Hashable {
 
     public init(
         id: String, version: Int64, createdAt: Timestamp, updatedAt: Timestamp, stack: [Presentation],
-        queue: [Presentation] = [], ttlSeconds: Int64 = SessionRules.defaultSessionTTLSeconds
+        queue: [Presentation] = [], ttlSeconds: Int64 = SessionRules.defaultSessionTTLSeconds, path: [PathEntry] = []
     ) {
         self.id = id
         self.version = version
         self.createdAt = createdAt
         self.updatedAt = updatedAt
+        self.path = path
         self.stack = stack
         self.queue = queue
         self.ttlSeconds = ttlSeconds

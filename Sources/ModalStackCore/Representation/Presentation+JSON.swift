@@ -10,6 +10,9 @@ extension Presentation: JSONWritable {
             object.write("state", string: state.rawValue)
             object.write("locked", .bool(locked))
             object.write("payload", .object(payload))
+            if !style.isAlertLike {
+                object.write("path", path)
+            }
             content.write(to: &object)
             object.write("requestedAt", requestedAt)
             object.write("presentedAt", presentedAt)
@@ -28,6 +31,7 @@ extension Presentation: JSONWritable {
         let state = reader.string("state", required: true).flatMap(State.init(rawValue:))
         let locked = reader.bool("locked") ?? false
         let payload = reader.object("payload") ?? [:]
+        let path = reader.pathEntries("path")
         let content = style.flatMap { ModalContent.decode(style: $0, from: &reader) }
         let requestedAt = reader.timestamp("requestedAt")
         let presentedAt = reader.timestamp("presentedAt")
@@ -41,7 +45,36 @@ extension Presentation: JSONWritable {
         }
         self.init(
             id: id, destination: destination, key: key, content: content, payload: payload, locked: locked,
-            state: state, requestedAt: requestedAt, presentedAt: presentedAt, dismissedAt: dismissedAt, result: result)
+            state: state, requestedAt: requestedAt, presentedAt: presentedAt, dismissedAt: dismissedAt, result: result,
+            path: path)
+    }
+}
+
+extension PathEntry: JSONWritable {
+    public func write(to writer: inout JSONWriter) {
+        writer.object { object in
+            object.write("id", string: id)
+            object.write("destination", string: destination)
+            object.write("key", string: key)
+            object.write("payload", .object(payload))
+            object.write("pushedAt", pushedAt)
+        }
+    }
+
+    /// Reads the form `write(to:)` writes; throws a validation error on anything else.
+    public init(json: JSONValue, at pointer: String = "") throws(ModalError) {
+        var reader = try FieldReader(json, at: pointer)
+        let id = reader.string("id", required: true)
+        let destination = reader.string("destination", required: true)
+        let key = reader.string("key", required: true)
+        let payload = reader.object("payload") ?? [:]
+        let pushedAt = reader.timestamp("pushedAt")
+        reader.rejectUnknownMembers()
+        guard reader.errors.isEmpty, let id, let destination, let key, let pushedAt else {
+            throw .validation(
+                reader.errors.isEmpty ? [.init(pointer: pointer, message: "incomplete path entry")] : reader.errors)
+        }
+        self.init(id: id, destination: destination, key: key, payload: payload, pushedAt: pushedAt)
     }
 }
 
@@ -83,14 +116,19 @@ extension Session: JSONWritable {
         _ = writeLocatingLists(to: &writer)
     }
 
-    /// Writes the session and returns where, in `writer.bytes`, its stack and queue arrays are.
-    fileprivate func writeLocatingLists(to writer: inout JSONWriter) -> (stack: Range<Int>, queue: Range<Int>) {
-        var lists = (stack: 0..<0, queue: 0..<0)
+    /// Writes the session and returns where, in `writer.bytes`, its path, stack and queue arrays are.
+    fileprivate func writeLocatingLists(to writer: inout JSONWriter) -> SessionDocument.Lists {
+        var lists = SessionDocument.Lists()
         writer.object { object in
             object.write("id", string: id)
             object.write("version", integer: version)
             object.write("createdAt", createdAt)
             object.write("updatedAt", updatedAt)
+            object.member("path") { writer in
+                let start = writer.bytes.count
+                writer.write(path)
+                lists.path = start..<writer.bytes.count
+            }
             // The top is the last of the stack: its text is copied rather than written again.
             var top: Range<Int>?
             object.member("stack") { writer in
@@ -125,34 +163,56 @@ extension Session: JSONWritable {
     }
 }
 
-/// A session's JSON as the API serves it, and where its stack and queue arrays lie in it. Those
-/// arrays are also the lists' stored form, so one rendering per change serves both the answer
-/// and the store.
+/// A session's JSON as the API serves it, and where its path, stack and queue arrays lie in it.
+/// Those arrays are also the lists' stored form, so one rendering per change serves both the
+/// answer and the store.
 public struct SessionDocument: Sendable, Hashable {
+    fileprivate struct Lists: Hashable {
+        var path = 0..<0
+        var stack = 0..<0
+        var queue = 0..<0
+    }
+
     public let bytes: [UInt8]
-    private let stack: Range<Int>
-    private let queue: Range<Int>
+    private let lists: Lists
 
     public init(_ session: Session) {
         var writer = JSONWriter()
-        (stack, queue) = session.writeLocatingLists(to: &writer)
+        lists = session.writeLocatingLists(to: &writer)
         bytes = writer.bytes
     }
 
+    /// The root path as JSON text: what `JSONWriter.write(session.path)` writes.
+    public var pathText: String { String(decoding: bytes[lists.path], as: UTF8.self) }
+
     /// The stack as JSON text: what `JSONWriter.write(session.stack)` writes.
-    public var stackText: String { String(decoding: bytes[stack], as: UTF8.self) }
+    public var stackText: String { String(decoding: bytes[lists.stack], as: UTF8.self) }
     /// The queue as JSON text: what `JSONWriter.write(session.queue)` writes.
-    public var queueText: String { String(decoding: bytes[queue], as: UTF8.self) }
+    public var queueText: String { String(decoding: bytes[lists.queue], as: UTF8.self) }
 }
 
 extension FieldReader {
     /// An RFC 3339 time as `Timestamp.rfc3339` writes it; `null` reads as absent.
-    fileprivate mutating func timestamp(_ key: String) -> Timestamp? {
+    mutating func timestamp(_ key: String) -> Timestamp? {
         guard let value = value(key), !value.isNull else { return nil }
         guard let time = value.stringValue.flatMap(Timestamp.init(rfc3339:)) else {
             fail(key, "expected an RFC 3339 time")
             return nil
         }
         return time
+    }
+
+    /// An array of path entries; absent (as in what servers stored before paths) reads as empty.
+    mutating func pathEntries(_ key: String) -> [PathEntry] {
+        guard let elements = array(key) else { return [] }
+        var entries: [PathEntry] = []
+        for (index, element) in elements.enumerated() {
+            do {
+                entries.append(try PathEntry(json: element, at: pointer(to: key) + "/\(index)"))
+            } catch {
+                adopt(error.fieldErrors)
+            }
+        }
+        return entries
     }
 }

@@ -4,13 +4,23 @@ extension SessionEvent: JSONWritable {
         writer.object { writeMembers(to: &$0) }
     }
 
-    /// `"type", "presentationId"?, "presentation"?, …details`; the details never hold those three
-    /// keys (`init(json:)` takes them out).
+    /// The members a change's event has besides its details, which never hold these keys
+    /// (`init(json:)` takes them out).
+    private static let ownMembers = ["type", "presentationId", "presentation", "entryId", "entry", "level"]
+
+    /// `"type", "presentationId"?, "presentation"?, "entryId"?, "entry"?, "level"?, …details`
     fileprivate func writeMembers(to object: inout JSONObjectWriter) {
         object.write("type", string: kind.rawValue)
         if let presentation {
             object.write("presentationId", string: presentation.id)
             object.write("presentation", presentation)
+        }
+        if let entry {
+            object.write("entryId", string: entry.id)
+            object.write("entry", entry)
+        }
+        if let level {
+            object.write("level", string: level.name)
         }
         object.write(membersOf: details)
     }
@@ -21,19 +31,49 @@ extension SessionEvent: JSONWritable {
             throw .validation([.init(pointer: "/type", message: "expected an event type")])
         }
         let presentation = try object["presentation"].map { json throws(ModalError) in try Presentation(json: json) }
-        for key in ["type", "presentationId", "presentation"] { object[key] = nil }
-        self.init(kind, presentation: presentation, details: object)
+        let entry = try object["entry"].map { json throws(ModalError) in try PathEntry(json: json, at: "/entry") }
+        let level = object["level"]?.stringValue.map(NavigationLevel.init(name:))
+        for key in Self.ownMembers { object[key] = nil }
+        self.init(kind, presentation: presentation, entry: entry, level: level, details: object)
+    }
+}
+
+extension NavigationShape {
+    /// `"stack": [ids], "path": [ids], "paths": {containerId: [ids]}` inside a change's object.
+    fileprivate func writeMembers(to object: inout JSONObjectWriter) {
+        object.write("stack", strings: stackIDs)
+        object.write("path", strings: path)
+        object.object("paths") { paths in
+            for level in stack {
+                if let path = level.path {
+                    paths.member(escaping: level.presentationID) { $0.write(strings: path) }
+                }
+            }
+        }
+    }
+
+    /// Reads the members `writeMembers` writes; records from before paths have only `stack`.
+    fileprivate init(json: JSONObject) throws(ModalError) {
+        guard let stack = json["stack"]?.arrayValue else {
+            throw .validation([.init(pointer: "/stack", message: "expected the stack's ids")])
+        }
+        let paths = json["paths"]?.objectValue
+        self.init(
+            path: json["path"]?.arrayValue?.compactMap(\.stringValue) ?? [],
+            stack: stack.compactMap(\.stringValue).map { id in
+                Level(presentationID: id, path: paths.map { $0[id]?.arrayValue?.compactMap(\.stringValue) } ?? [])
+            })
     }
 }
 
 extension SessionChange: JSONWritable {
-    /// `{"version", "at", "events": […], "stack": [ids]}`
+    /// `{"version", "at", "events": […], "stack": [ids], "path": [ids], "paths": {id: [ids]}}`
     public func write(to writer: inout JSONWriter) {
         writer.object { object in
             object.write("version", integer: version)
             object.write("at", at)
             object.write("events", events)
-            object.write("stack", strings: stackIDs)
+            shape.writeMembers(to: &object)
         }
     }
 
@@ -42,11 +82,14 @@ extension SessionChange: JSONWritable {
         events.map { FlatEvent(version: version, at: at, event: $0) }
     }
 
+    /// The change without its events: `{"version", "at", "stack", "path", "paths"}`.
+    public var summary: ChangeSummary { ChangeSummary(change: self) }
+
     /// Reads the form `write(to:)` writes, for the session `sessionID`.
     public init(sessionID: String, json: JSONValue) throws(ModalError) {
-        guard let version = json["version"]?.intValue,
+        guard let object = json.objectValue, let version = json["version"]?.intValue,
             let at = json["at"]?.stringValue.flatMap(Timestamp.init(rfc3339:)),
-            let events = json["events"]?.arrayValue, let stack = json["stack"]?.arrayValue
+            let events = json["events"]?.arrayValue
         else { throw .validation([.init(pointer: "", message: "expected a change record")]) }
         var decoded: [SessionEvent] = []
         for event in events {
@@ -54,7 +97,7 @@ extension SessionChange: JSONWritable {
         }
         self.init(
             sessionID: sessionID, version: Int64(version), at: at, events: decoded,
-            stackIDs: stack.compactMap(\.stringValue))
+            shape: try NavigationShape(json: object))
     }
 }
 
@@ -69,6 +112,19 @@ public struct FlatEvent: Sendable, JSONWritable {
             object.write("version", integer: version)
             object.write("at", at)
             event.writeMembers(to: &object)
+        }
+    }
+}
+
+/// A change of an event page without its events, which the page lists flat.
+public struct ChangeSummary: Sendable, JSONWritable {
+    public var change: SessionChange
+
+    public func write(to writer: inout JSONWriter) {
+        writer.object { object in
+            object.write("version", integer: change.version)
+            object.write("at", change.at)
+            change.shape.writeMembers(to: &object)
         }
     }
 }

@@ -43,11 +43,7 @@ public struct DismissRequest: Sendable, Hashable {
         if all == false {
             reader.fail("all", "must be true when present")
         }
-        var result = reader.value("result")
-        if result?.isNull == true { result = nil }
-        if let result, let size = PresentRequest.oversize(result) {
-            reader.fail("result", "is \(size) bytes; the limit is \(PresentRequest.maxPayloadBytes) bytes")
-        }
+        let result = reader.result()
         let force = reader.bool("force") ?? false
         reader.rejectUnknownMembers()
         let chosen = [count != nil, to != nil, presentation != nil, all == true].filter { $0 }.count

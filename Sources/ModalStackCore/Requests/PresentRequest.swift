@@ -37,12 +37,7 @@ public struct PresentRequest: Sendable, Hashable {
     /// Decodes and validates a request body (or one element of a stack replacement at `pointer`).
     public init(json: JSONValue, at pointer: String = "") throws(ModalError) {
         var reader = try FieldReader(json, at: pointer)
-        let destination = reader.string("destination", required: true)
-        if let destination, !Identifiers.isValidDestination(destination) {
-            reader.fail(
-                "destination",
-                "must be 1-\(Identifiers.destinationMaxLength) characters matching ^[A-Za-z][A-Za-z0-9._-]*$")
-        }
+        let destination = reader.destination()
         var style: ModalStyle? = ModalStyle.default
         if let name = reader.string("style") {
             style = ModalStyle(rawValue: name)
@@ -52,10 +47,7 @@ public struct PresentRequest: Sendable, Hashable {
             }
         }
         let content = style.flatMap { ModalContent.decode(style: $0, from: &reader) }
-        let payload = reader.object("payload") ?? [:]
-        if let size = Self.oversize(.object(payload)) {
-            reader.fail("payload", "is \(size) bytes; the limit is \(Self.maxPayloadBytes) bytes")
-        }
+        let payload = reader.payload()
         let key = reader.text("key", maxLength: Identifiers.keyMaxLength)
         let locked = reader.bool("locked") ?? false
         var whenBlocked = WhenBlocked.queue

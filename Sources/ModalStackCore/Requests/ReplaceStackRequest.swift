@@ -17,31 +17,17 @@ public struct ReplaceStackRequest: Sendable, Hashable {
         let force = reader.bool("force") ?? false
         reader.rejectUnknownMembers()
         var errors = reader.errors
-        var stack: [PresentRequest] = []
-        var firstIndexOfKey: [String: Int] = [:]
-        for (index, element) in elements.enumerated() {
-            let pointer = "/stack/\(index)"
-            do {
-                let request = try PresentRequest(json: element, at: pointer)
-                if let first = firstIndexOfKey[request.key] {
-                    errors.append(
-                        .init(
-                            pointer: pointer + "/key",
-                            message: "key \"\(request.key)\" is already used by /stack/\(first)"))
-                } else {
-                    firstIndexOfKey[request.key] = index
-                }
-                if request.style.isAlertLike, index != elements.count - 1 {
-                    errors.append(
-                        .init(pointer: pointer + "/style", message: "an alert-like presentation must be the last entry")
-                    )
-                }
-                stack.append(request)
-            } catch {
-                errors += error.fieldErrors
-            }
+        var listReader = ModalListReader()
+        let stack = elements.enumerated().compactMap { index, element in
+            listReader.read(element, index: index, count: elements.count, errors: &errors)
         }
         guard errors.isEmpty else { throw .validation(errors) }
         self.init(stack: stack, force: force)
+    }
+
+    /// The same change as a navigation that keeps every path it can: the root's, and those of
+    /// the modals it keeps.
+    public var navigation: NavigationRequest {
+        NavigationRequest(path: nil, stack: stack.map { NavigationRequest.Modal($0) }, force: force)
     }
 }

@@ -338,10 +338,14 @@ struct Endpoints: Sendable {
     }
 
     private func replaceStack(_ request: HTTPRequest, reply: HTTPReply) throws {
-        let sessionID = try request.sessionID()
-        let command = Command.replaceStack(try ReplaceStackRequest(json: try request.jsonBody()))
-        try changes.submit(command, onSession: sessionID, createIfMissing: true, request: request, reply: reply) {
-            outcome, document in
+        try setWhole(.replaceStack(try ReplaceStackRequest(json: try request.jsonBody())), request, reply)
+    }
+
+    /// A change that sets the stack whole (`PUT …/stack`, `PUT …/navigation`), answered with what left it.
+    private func setWhole(_ command: Command, _ request: HTTPRequest, _ reply: HTTPReply) throws {
+        try changes.submit(
+            command, onSession: try request.sessionID(), createIfMissing: true, request: request, reply: reply
+        ) { outcome, document in
             Responses.change(200, .dismissed(outcome.retired), outcome, document, to: request)
         }
     }
@@ -395,12 +399,7 @@ struct Endpoints: Sendable {
     }
 
     private func navigate(_ request: HTTPRequest, reply: HTTPReply) throws {
-        let sessionID = try request.sessionID()
-        let command = Command.navigate(try NavigationRequest(json: try request.jsonBody()))
-        try changes.submit(command, onSession: sessionID, createIfMissing: true, request: request, reply: reply) {
-            outcome, document in
-            Responses.change(200, .dismissed(outcome.retired), outcome, document, to: request)
-        }
+        try setWhole(.navigate(try NavigationRequest(json: try request.jsonBody())), request, reply)
     }
 
     // MARK: Deep links

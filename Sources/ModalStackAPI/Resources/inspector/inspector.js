@@ -513,27 +513,157 @@
     return a.id < b.id ? -1 : 1;
   }
 
-  // ------------------------------------------------------------------ transition plans
+  // ------------------------------------------------------------------ navigation: plans and replay
 
-  /** The server's plan, computed here: keep the common prefix, dismiss top-down, present bottom-up. */
-  function transitionPlan(from, to) {
-    let common = 0;
-    while (common < from.length && common < to.length && from[common] === to[common]) common += 1;
+  const isContainer = (p) => !ALERT_LIKE.has(p.style);
+
+  /** A level's path, `[]` when the member is absent. */
+  const pathOf = (holder) => (holder && Array.isArray(holder.path) ? holder.path : []);
+
+  /** The ids a plan is computed from: `{path: [entry ids], stack: [{id, path: [entry ids] or null}]}`. */
+  function navigationIds(session) {
+    return {
+      path: pathOf(session).map((e) => e.id),
+      stack: (session.stack || []).map((p) => ({ id: p.id, path: isContainer(p) ? pathOf(p).map((e) => e.id) : null })),
+    };
+  }
+
+  function commonPrefix(a, b) {
+    let n = 0;
+    while (n < a.length && n < b.length && a[n] === b[n]) n += 1;
+    return n;
+  }
+
+  /**
+   * The server's plan (nav-spec "Transition plans"), computed here from ids: dismiss the modals not
+   * kept, top-down; pop the entries not kept of the kept levels, top-most level first, each top-down;
+   * push the new entries of the kept levels, root first, bottom-up; present each new modal bottom-up,
+   * each followed by pushes of its path.
+   */
+  function navigationPlan(from, to) {
+    const kept = commonPrefix(from.stack.map((p) => p.id), to.stack.map((p) => p.id));
     const steps = [];
-    for (let i = from.length - 1; i >= common; i -= 1) steps.push({ dismiss: from[i] });
-    for (let i = common; i < to.length; i += 1) steps.push({ present: to[i] });
+    for (let i = from.stack.length - 1; i >= kept; i -= 1) steps.push({ dismiss: from.stack[i].id });
+    const levels = [{ level: "root", from: from.path, to: to.path }];
+    for (let i = 0; i < kept; i += 1) {
+      if (from.stack[i].path && to.stack[i].path) levels.push({ level: from.stack[i].id, from: from.stack[i].path, to: to.stack[i].path });
+    }
+    for (const level of levels.slice().reverse()) {
+      const same = commonPrefix(level.from, level.to);
+      for (let j = level.from.length - 1; j >= same; j -= 1) steps.push({ pop: level.from[j], level: level.level });
+    }
+    for (const level of levels) {
+      for (let j = commonPrefix(level.from, level.to); j < level.to.length; j += 1) steps.push({ push: level.to[j], level: level.level });
+    }
+    for (let i = kept; i < to.stack.length; i += 1) {
+      steps.push({ present: to.stack[i].id });
+      for (const entry of to.stack[i].path || []) steps.push({ push: entry, level: to.stack[i].id });
+    }
     return steps;
   }
 
-  /** The stack after a change's events, from the stack before it. */
-  function replayStack(before, events) {
-    let stack = before.slice();
-    for (const event of events) {
-      if (event.type === "dismissed") stack = stack.filter((id) => id !== event.presentationId);
-      else if (event.type === "replaced" && Array.isArray(event.stack)) stack = event.stack.slice();
-      else if ((event.type === "presented" || event.type === "promoted") && !stack.includes(event.presentationId)) stack.push(event.presentationId);
+  /** A session before its first change: what a change with `sessionCreated` starts from. */
+  function emptySession(id) {
+    return { id, version: 0, createdAt: null, updatedAt: null, path: [], stack: [], top: null, queue: [], ttl: null, expiresAt: null };
+  }
+
+  const sameIds = (a, b) => Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => x === b[i]);
+
+  /**
+   * The one replay: the session after `change` (`{version, at, events, stack, path, paths}`, as the
+   * stream sends it and the log pages hold it), from the session before it, by the contract's
+   * "Applying a change" rules, without asking the server. `before` is not modified (the result
+   * shares what did not change). Throws an Error saying why when the change does not follow from
+   * `before` (a missed version, an event naming what is not there, ids that are not the change's).
+   */
+  function replay(before, change) {
+    const events = Array.isArray(change.events) ? change.events : [];
+    const created = events.some((e) => e.type === "sessionCreated");
+    const base = created ? emptySession(before.id) : before;
+    if (change.version !== base.version + 1) throw new Error(`version ${change.version} does not follow ${base.version}`);
+    const next = { ...base, path: pathOf(base).slice(), stack: base.stack.slice(), queue: base.queue.slice() };
+    const holds = (id) => next.stack.some((p) => p.id === id) || next.queue.some((p) => p.id === id);
+    const indexIn = (list, id) => list.findIndex((item) => item.id === id);
+    // A level's path to change: the root's, or a container's on the stack (copied before it changes).
+    const withPath = (level, edit) => {
+      if (level === "root") {
+        next.path = edit(next.path.slice());
+        return;
+      }
+      const index = indexIn(next.stack, level);
+      if (index < 0 || !isContainer(next.stack[index])) throw new Error(`no container ${level} on the stack`);
+      next.stack[index] = { ...next.stack[index], path: edit(pathOf(next.stack[index]).slice()) };
+    };
+    for (const e of events) {
+      switch (e.type) {
+        case "sessionCreated":
+          if (typeof e.ttl !== "number") throw new Error("sessionCreated without a ttl");
+          next.createdAt = change.at;
+          next.ttl = e.ttl;
+          break;
+        case "presented":
+          if (holds(e.presentationId)) throw new Error(`presented ${e.presentationId}: already there`);
+          next.stack.push(e.presentation);
+          break;
+        case "queued":
+          if (holds(e.presentationId) || !(e.position >= 0 && e.position <= next.queue.length)) throw new Error(`queued ${e.presentationId} at ${e.position}`);
+          next.queue.splice(e.position, 0, e.presentation);
+          break;
+        case "promoted": {
+          const index = indexIn(next.queue, e.presentationId);
+          if (index < 0) throw new Error(`promoted ${e.presentationId}: not queued`);
+          next.queue.splice(index, 1);
+          next.stack.push(e.presentation);
+          break;
+        }
+        case "updated":
+        case "dismissed": {
+          const list = indexIn(next.stack, e.presentationId) >= 0 ? next.stack : next.queue;
+          const index = indexIn(list, e.presentationId);
+          if (index < 0) throw new Error(`${e.type} ${e.presentationId}: not on the stack or in the queue`);
+          if (e.type === "updated") list[index] = e.presentation;
+          else list.splice(index, 1);
+          break;
+        }
+        case "pushed":
+          withPath(e.level, (path) => {
+            if (indexIn(path, e.entryId) >= 0) throw new Error(`pushed ${e.entryId}: already in ${e.level}`);
+            return [...path, e.entry];
+          });
+          break;
+        case "popped":
+        case "entryUpdated":
+          withPath(e.level, (path) => {
+            const index = indexIn(path, e.entryId);
+            if (index < 0) throw new Error(`${e.type} ${e.entryId}: not in ${e.level}`);
+            if (e.type === "popped") path.splice(index, 1);
+            else path[index] = e.entry;
+            return path;
+          });
+          break;
+        case "replaced":
+        case "navigated":
+          break;
+        default:
+          throw new Error(`an event this page does not know: ${e.type}`);
+      }
     }
-    return stack;
+    next.version = change.version;
+    next.updatedAt = change.at;
+    next.top = next.stack.length ? next.stack[next.stack.length - 1] : null;
+    next.expiresAt = typeof next.ttl === "number" ? new Date(Date.parse(change.at) + next.ttl * 1000).toISOString() : null;
+    // The change's own ids say what it left: a replay that disagrees is not trusted.
+    const ids = navigationIds(next);
+    if (Array.isArray(change.stack) && !sameIds(change.stack, ids.stack.map((p) => p.id))) throw new Error(`the stack is not the change's ${JSON.stringify(change.stack)}`);
+    if (Array.isArray(change.path) && !sameIds(change.path, ids.path)) throw new Error(`the root path is not the change's ${JSON.stringify(change.path)}`);
+    if (change.paths && typeof change.paths === "object") {
+      const containers = ids.stack.filter((p) => p.path);
+      const listed = Object.keys(change.paths);
+      if (listed.length !== containers.length || containers.some((p) => !sameIds(change.paths[p.id], p.path))) {
+        throw new Error(`the containers' paths are not the change's ${JSON.stringify(change.paths)}`);
+      }
+    }
+    return next;
   }
 
   /** A sheet's height in the frame for a detent (`large` is given: it depends on the level). */
@@ -599,18 +729,25 @@
       this.root = root;
       this.id = id;
       this.base = `/v1/sessions/${encodeURIComponent(id)}`;
-      this.live = null; // the session as last read
-      this.history = null; // {version, stack} while an old version is shown
-      this.presentations = new Map(); // id → the newest state seen
-      this.log = new Map(); // version → {version, at, events, stack|null}
+      this.live = null; // the session as last read or replayed
+      this.history = null; // {version, session} while an old version is shown
+      this.presentations = new Map(); // id → the newest state seen (for labels)
+      this.entries = new Map(); // path entry id → the newest state seen (for labels)
+      this.log = new Map(); // version → {version, at, events, stack, path, paths} (ids, or null when not known)
+      this.states = new Map(); // version → the session after it, replayed from the log
+      this.base0 = null; // {version, session}: the state at the first logged version, when the log was pruned
       this.lastEventId = null;
       this.wanted = 0; // the newest version a change event announced
       this.refreshing = false;
+      this.rereads = 0; // whole-session reads after a change that could not be replayed
+      this.replayed = 0; // changes applied by replay
       this.stopped = false;
       this.timers = new Set();
       this.controller = new AbortController();
-      this.nodeData = new WeakMap(); // entry node → {json}
+      this.nodeData = new WeakMap(); // card or path entry node → {json}
       this.timelineShown = TIMELINE_SHOWN;
+      this.pushLevel = null; // the level chosen in the push form, or null: the server's default
+      this.resolved = null; // the URL whose resolution the link box shows
       document.title = `${id} · ModalStack inspector`;
       this.build();
       this.follow();
@@ -633,14 +770,18 @@
     // ---------------------------------------------------------------- layout
 
     build() {
-      this.screen = el("div", { id: "screen", class: "screen" },
-        el("div", { class: "app-base" },
-          el("div", { class: "status-bar" }, el("span", { text: "9:41" }), el("span", { text: "●●● ▮" })),
-          el("div", { class: "app-title", text: "App" }),
-          el("div", { class: "app-placeholder" }),
-          el("div", { class: "app-placeholder short" }),
-          el("div", { class: "app-placeholder" })));
+      this.rootLevel = el("div", { class: "app-base", "data-level": "root" },
+        el("div", { class: "status-bar" }, el("span", { text: "9:41" }), el("span", { text: "●●● ▮" })),
+        el("div", { class: "nav-bar", "data-level": "root", hidden: true }),
+        el("div", { class: "level-body", "data-level": "root" },
+          el("div", { class: "level-root" },
+            el("div", { class: "app-title", text: "App" }),
+            el("div", { class: "app-placeholder" }),
+            el("div", { class: "app-placeholder short" }),
+            el("div", { class: "app-placeholder" }))));
+      this.screen = el("div", { id: "screen", class: "screen" }, this.rootLevel);
       this.frameNote = el("p", { id: "frame-note", class: "frame-note", hidden: true });
+      this.replayNote = el("p", { id: "replay-note", class: "frame-note replay-note", hidden: true });
       this.queue = el("ol", { id: "queue", class: "queue" });
       this.timeline = el("ol", { id: "timeline", class: "timeline" });
       this.timelineMore = el("button", { id: "timeline-more", type: "button", text: "Show older", hidden: true,
@@ -648,8 +789,14 @@
       this.banner = el("div", { id: "history-banner", class: "history-banner", hidden: true });
       this.presentSection = el("section", { id: "present-section", class: "panel" }, el("h2", { text: "Present" }),
         el("p", { class: "muted", text: "Loading the destinations…" }));
+      this.pushSection = el("section", { id: "push-section", class: "panel" }, el("h2", { text: "Push" }),
+        el("p", { class: "muted", text: "Loading the destinations…" }));
+      this.sessionJSON = el("pre", { id: "session-json", class: "payload session-json" });
+      this.jsonPanel = el("details", { id: "session-json-panel", class: "panel", ontoggle: () => this.renderJSON() },
+        el("summary", {}, "Session JSON ", el("span", { class: "muted", text: "(as this page holds it, replayed from the stream)" })),
+        this.sessionJSON);
       append(this.root, [
-        el("section", { id: "session-view", class: "session-view", "data-session-id": this.id },
+        el("section", { id: "session-view", class: "session-view", "data-session-id": this.id, "data-rereads": "0", "data-replayed": "0" },
           el("div", { class: "session-head" },
             el("a", { id: "back", href: "/inspect", "data-nav": true, text: "← All sessions" }),
             el("h1", {}, "Session ", el("code", { id: "session-id", text: this.id })),
@@ -663,14 +810,18 @@
           el("div", { class: "session-body" },
             el("div", { class: "phone-column" },
               el("div", { id: "phone", class: "phone" }, this.screen),
-              this.frameNote),
+              this.frameNote,
+              this.replayNote),
             el("div", { class: "side-column" },
               el("section", { id: "queue-section", class: "panel" },
                 el("h2", {}, "Queue ", el("span", { id: "queue-count", class: "muted" })), this.queue),
-              this.presentSection),
+              this.buildLinkBox(),
+              this.presentSection,
+              this.pushSection,
+              this.jsonPanel),
             el("div", { class: "timeline-column" },
               el("section", { id: "timeline-section", class: "panel" },
-                el("h2", {}, "Timeline ", el("span", { class: "muted", text: "(click a version to see its stack)" })),
+                el("h2", {}, "Timeline ", el("span", { class: "muted", text: "(click a version to see its navigation)" })),
                 this.timeline, this.timelineMore)))),
       ]);
       this.renderQueue([]);
@@ -757,8 +908,7 @@
           break;
         case "change":
           this.takeChange(data);
-          this.wanted = Math.max(this.wanted, data.version);
-          this.refresh();
+          this.advance(data);
           break;
         case "sessionDeleted":
           this.lastEventId = null;
@@ -772,12 +922,39 @@
       }
     }
 
-    /** Re-reads the session until it is at least at the newest version a change announced. */
+    /**
+     * A change from the stream, applied to the session shown by `replay`: no read. Only a change
+     * that does not follow (a missed version, or a record that disagrees with the state it applies
+     * to) makes the page read the whole session, and says so under the frame.
+     */
+    advance(change) {
+      if (!change || typeof change.version !== "number") return;
+      if (this.live && change.version <= this.live.version) return; // an answer already showed it
+      let next;
+      try {
+        next = replay(this.live || emptySession(this.id), change);
+      } catch (error) {
+        const text = `Version ${change.version} could not be replayed (${error.message}); the session was read instead.`;
+        this.replayNote.hidden = false;
+        this.replayNote.textContent = text;
+        $("#session-view").dataset.replayError = text;
+        this.wanted = Math.max(this.wanted, change.version);
+        this.refresh();
+        return;
+      }
+      this.replayed += 1;
+      $("#session-view").dataset.replayed = String(this.replayed);
+      this.show(next, { animate: true });
+    }
+
+    /** Reads the session until it is at least at the newest version a change announced. */
     async refresh() {
       if (this.refreshing) return;
       this.refreshing = true;
       try {
         while (!this.stopped && (!this.live || this.live.version < this.wanted)) {
+          this.rereads += 1;
+          $("#session-view").dataset.rereads = String(this.rereads);
           const result = await api("GET", this.base, { signal: this.controller.signal });
           if (this.stopped) return;
           if (result.ok) {
@@ -808,93 +985,144 @@
       $("#session-updated").textContent = "—";
       $("#session-expires").textContent = "—";
       $("#session-depth").textContent = "—";
-      if (!this.history) this.renderStack([], { readonly: false });
+      if (!this.history) this.renderNavigation(emptySession(this.id), { readonly: false });
       this.renderQueue([]);
+      this.renderLevels();
+      this.renderJSON();
     }
 
-    /** Shows a session read from the server, unless an older one than what is shown. */
+    /** Shows a whole session (the stream's first event, an answer, a read), unless older than what is shown. */
     apply(session, { authoritative = false } = {}) {
       if (!session || typeof session.version !== "number") return;
       if (!authoritative && this.live && session.version <= this.live.version) return;
-      const first = !this.live; // a page opened on a session shows it at once, without a replay
+      this.show(session, { animate: Boolean(this.live) }); // a page opened on a session shows it at once
+    }
+
+    show(session, { animate }) {
       this.live = session;
       this.frameNote.hidden = true;
-      for (const p of [...session.stack, ...session.queue]) this.presentations.set(p.id, p);
+      this.remember(session);
       $("#session-version").textContent = String(session.version);
       clear($("#session-updated")).append(timeElement(session.updatedAt));
       clear($("#session-expires")).append(timeElement(session.expiresAt));
       $("#session-depth").textContent = String(session.stack.length);
       $("#session-view").dataset.version = String(session.version);
-      if (!this.history) this.renderStack(session.stack, { readonly: false, animate: !first });
+      if (!this.history) this.renderNavigation(session, { readonly: false, animate });
       this.renderQueue(session.queue);
+      this.renderLevels();
+      this.renderJSON();
+    }
+
+    /** Keeps what a session names, for the labels of the timeline. */
+    remember(session) {
+      for (const p of [...session.stack, ...session.queue]) {
+        this.presentations.set(p.id, p);
+        for (const entry of pathOf(p)) this.entries.set(entry.id, entry);
+      }
+      for (const entry of pathOf(session)) this.entries.set(entry.id, entry);
+    }
+
+    rememberEvent(event) {
+      if (event.presentation) this.presentations.set(event.presentationId, event.presentation);
+      if (event.entry) this.entries.set(event.entryId, event.entry);
+    }
+
+    renderJSON() {
+      if (!this.jsonPanel.open) return;
+      this.sessionJSON.textContent = this.live ? prettyJSON(this.live) : "(no session)";
+    }
+
+    /** `root`, or a container's destination: how the page names a level. */
+    levelName(level) {
+      if (level === "root") return "root";
+      const p = this.presentations.get(level);
+      return p ? p.destination : shortId(level);
     }
 
     // ---------------------------------------------------------------- the frame
 
     /**
-     * Draws `stack` in the frame along the transition plan from what it shows: leaving entries are
-     * marked at once (they lose data-presentation-id) and fade out one after another, top-down;
-     * then the new ones slide in, bottom-up. The DOM's entries are right at once; only the
-     * animation lags.
+     * Draws a session's navigation in the frame along the transition plan from what it shows:
+     * leaving modals and path entries are marked at once (they lose their data-presentation-id or
+     * data-entry-id) and leave one after another; then the new ones come in, in the plan's order
+     * (dismiss, pop, push, present). The DOM's ids are right at once; only the animation lags.
      */
-    renderStack(stack, { readonly, animate = true }) {
+    renderNavigation(session, { readonly, animate = true }) {
       const screen = this.screen;
-      const nodes = new Map();
-      for (const node of screen.querySelectorAll(":scope > .entry[data-presentation-id]")) nodes.set(node.dataset.presentationId, node);
-      const plan = transitionPlan([...nodes.keys()], stack.map((p) => p.id));
-      let step = 0;
-      for (const s of plan) {
-        if (!s.dismiss) continue;
-        const node = nodes.get(s.dismiss);
-        nodes.delete(s.dismiss);
-        node.removeAttribute("data-presentation-id");
-        node.dataset.leavingId = s.dismiss;
+      const cards = new Map();
+      for (const node of screen.querySelectorAll(":scope > .entry[data-presentation-id]")) cards.set(node.dataset.presentationId, node);
+      const shown = {
+        path: this.entryIds(this.rootLevel),
+        stack: [...cards].map(([id, node]) => ({ id, path: node.classList.contains("card") ? this.entryIds(node) : null })),
+      };
+      const plan = navigationPlan(shown, navigationIds(session));
+      const leaving = (node, attribute) => {
+        node.dataset[attribute === "data-presentation-id" ? "leavingId" : "leavingEntryId"] = node.getAttribute(attribute);
+        node.removeAttribute(attribute);
         node.classList.add("leaving-pending");
         for (const control of node.querySelectorAll("button, input")) control.disabled = true;
-        if (!animate) {
-          node.remove();
-          continue;
+        if (!animate) node.remove();
+        return node;
+      };
+      const leavingNodes = new Map(); // a plan step's key → the node that leaves
+      for (const s of plan) {
+        if (s.dismiss) {
+          leavingNodes.set(`dismiss ${s.dismiss}`, leaving(cards.get(s.dismiss), "data-presentation-id"));
+          cards.delete(s.dismiss);
+        } else if (s.pop) {
+          const node = this.entryNode(s.level, s.pop);
+          if (node) leavingNodes.set(`pop ${s.level} ${s.pop}`, leaving(node, "data-entry-id"));
         }
-        const at = step * STEP_MS;
-        this.later(at, () => { node.classList.add("leaving"); });
-        this.later(at + STEP_MS + 30, () => node.remove());
-        step += 1;
       }
+
       let containerLevel = 0;
       let belowTop = null; // the top edge of the container below, in frame px
-      stack.forEach((presentation, index) => {
-        const json = JSON.stringify(presentation) + (readonly ? "#readonly" : "");
-        let node = nodes.get(presentation.id);
+      session.stack.forEach((presentation, index) => {
+        const json = JSON.stringify({ ...presentation, path: undefined }) + (readonly ? "#readonly" : "");
+        let node = cards.get(presentation.id);
         if (node && this.nodeData.get(node)?.json !== json) {
           const fresh = this.entry(presentation, readonly);
           fresh.className = node.className; // keeps an entrance in progress
+          const body = $(":scope > .level-body", node);
+          const freshBody = $(":scope > .level-body", fresh);
+          if (body && freshBody) freshBody.append(...body.querySelectorAll(":scope > .path-entry")); // its path: kept, reconciled below
           node.replaceWith(fresh);
           node = fresh;
         }
-        if (!node && !animate) {
+        if (!node) {
           node = this.entry(presentation, readonly);
+          if (animate) node.classList.add("entering");
           screen.append(node);
-        } else if (!node) {
-          node = this.entry(presentation, readonly);
-          node.classList.add("entering");
-          screen.append(node);
-          const at = step * STEP_MS;
-          step += 1;
-          void node.offsetWidth; // the entering state is laid out before it is left
-          // The node may be replaced meanwhile (its presentation changed): find it by id then.
-          const id = presentation.id;
-          this.later(at, () => this.liveNode(id)?.classList.remove("entering"));
         }
         this.nodeData.set(node, { json });
         node.dataset.index = String(index);
-        const coveredBy = stack.slice(index + 1).filter((p) => !ALERT_LIKE.has(p.style)).length;
-        node.classList.toggle("covered", !ALERT_LIKE.has(presentation.style) && coveredBy > 0);
-        if (!ALERT_LIKE.has(presentation.style)) {
+        const coveredBy = session.stack.slice(index + 1).filter(isContainer).length;
+        node.classList.toggle("covered", isContainer(presentation) && coveredBy > 0);
+        if (isContainer(presentation)) {
           belowTop = this.place(node, presentation, containerLevel, belowTop);
           containerLevel += 1;
+          this.renderPath(node, presentation.id, presentation.destination, pathOf(presentation), readonly, animate);
         }
       });
+      this.renderPath(this.rootLevel, "root", "App", pathOf(session), readonly, animate);
       screen.classList.toggle("readonly", readonly);
+      if (!animate) return;
+
+      void screen.offsetWidth; // the entering states are laid out before they are left
+      plan.forEach((s, step) => {
+        const at = step * STEP_MS;
+        const node = leavingNodes.get(s.dismiss ? `dismiss ${s.dismiss}` : `pop ${s.level} ${s.pop}`);
+        if (s.dismiss || s.pop) {
+          if (!node) return;
+          this.later(at, () => node.classList.add("leaving"));
+          this.later(at + STEP_MS + 30, () => node.remove());
+        } else if (s.present) {
+          // The node may be replaced meanwhile (its presentation changed): found by id then.
+          this.later(at, () => this.liveNode(s.present)?.classList.remove("entering"));
+        } else if (s.push) {
+          this.later(at, () => this.entryNode(s.level, s.push)?.classList.remove("entering"));
+        }
+      });
     }
 
     liveNode(id) {
@@ -902,6 +1130,99 @@
         if (node.dataset.presentationId === id) return node;
       }
       return null;
+    }
+
+    /** The node holding a level: the app's base for `root`, else the container's card. */
+    levelNode(level) {
+      return level === "root" ? this.rootLevel : this.liveNode(level);
+    }
+
+    entryNodes(holder) {
+      return holder ? [...holder.querySelectorAll(":scope > .level-body > .path-entry[data-entry-id]")] : [];
+    }
+
+    entryIds(holder) {
+      return this.entryNodes(holder).map((node) => node.dataset.entryId);
+    }
+
+    entryNode(level, id) {
+      return this.entryNodes(this.levelNode(level)).find((node) => node.dataset.entryId === id) || null;
+    }
+
+    /**
+     * A level's path inside its holder: the pushed screens over the level's own content, the top
+     * one in front; the bar above them has Back and the back stack as a breadcrumb. Entries that
+     * stay keep their node; new ones start `entering` when animated.
+     */
+    renderPath(holder, level, rootLabel, path, readonly, animate) {
+      const body = $(":scope > .level-body", holder);
+      const nodes = new Map(this.entryNodes(holder).map((node) => [node.dataset.entryId, node]));
+      path.forEach((entry, index) => {
+        const json = JSON.stringify(entry) + (readonly ? "#readonly" : "");
+        let node = nodes.get(entry.id);
+        if (node && this.nodeData.get(node)?.json !== json) {
+          const fresh = this.pathEntry(level, entry);
+          fresh.className = node.className;
+          node.replaceWith(fresh);
+          node = fresh;
+        }
+        if (!node) {
+          node = this.pathEntry(level, entry);
+          if (animate) node.classList.add("entering");
+          body.append(node);
+        }
+        this.nodeData.set(node, { json });
+        node.dataset.position = String(index);
+        const top = index === path.length - 1;
+        node.classList.toggle("top", top);
+        node.classList.toggle("behind", !top);
+        node.inert = !top;
+      });
+      const root = $(":scope > .level-root", body);
+      root.classList.toggle("behind", path.length > 0);
+      root.inert = path.length > 0;
+      holder.dataset.pathLength = String(path.length);
+      this.renderNavBar($(":scope > .nav-bar", holder), level, rootLabel, path, readonly);
+    }
+
+    /** Back (pops the top entry), and the breadcrumb: a tap on an earlier screen pops back to it. */
+    renderNavBar(bar, level, rootLabel, path, readonly) {
+      clear(bar);
+      bar.hidden = path.length === 0;
+      if (!path.length) return;
+      const top = path[path.length - 1];
+      const previous = path.length > 1 ? path[path.length - 2].destination : rootLabel;
+      const where = level === "root" ? "root" : rootLabel;
+      const crumb = (label, attributes, pop) => el("li", { class: "crumb", ...attributes },
+        pop ? el("button", { type: "button", class: "crumb-button", text: label, disabled: readonly, title: `Back to ${label}`, onclick: pop })
+          : el("span", { class: "crumb-current", "aria-current": "page", text: label }));
+      const crumbs = [crumb(rootLabel, { "data-root": "true" }, () => this.pop(level, { all: true }, `Popping ${where} to its root`))];
+      path.forEach((entry, index) => {
+        crumbs.push(el("li", { class: "crumb-sep", "aria-hidden": "true", text: " › " }));
+        const last = index === path.length - 1;
+        crumbs.push(crumb(entry.destination, { "data-entry-id": entry.id },
+          last ? null : () => this.pop(level, { to: entry.id }, `Popping ${where} back to ${entry.destination}`)));
+      });
+      append(bar, [
+        el("button", { type: "button", class: "path-back", "data-level": level, disabled: readonly,
+          "aria-label": `Back to ${previous}`, title: `Pop ${top.destination} (POST …/path/pop)`, text: `‹ ${previous}`,
+          onclick: () => this.pop(level, {}, `Popping ${top.destination} from ${where}`) }),
+        el("ol", { class: "breadcrumb", "aria-label": "Back stack" }, crumbs),
+      ]);
+    }
+
+    /** A pushed screen: its destination, identity and payload. */
+    pathEntry(level, entry) {
+      const empty = !entry.payload || Object.keys(entry.payload).length === 0;
+      return el("div", { class: "path-entry", "data-entry-id": entry.id, "data-destination": entry.destination, "data-level": level },
+        el("div", { class: "entry-head" },
+          el("span", { class: "style-badge style-push", text: "push" }),
+          el("strong", { class: "entry-destination", text: entry.destination })),
+        el("div", { class: "identity" },
+          el("span", { class: "label", text: "key" }), el("code", { class: "key", text: entry.key }),
+          el("span", { class: "label", text: "id" }), el("code", { class: "eid", title: entry.id, text: shortId(entry.id) }),
+          el("span", { class: "label", text: "pushed" }), timeElement(entry.pushedAt, "pushed-at")),
+        el("pre", { class: empty ? "entry-payload empty-payload" : "entry-payload", text: empty ? "{}" : prettyJSON(entry.payload) }));
     }
 
     /**
@@ -957,6 +1278,8 @@
       return el("pre", { class: empty ? "payload empty-payload" : "payload", text: empty ? "{}" : prettyJSON(p.payload) });
     }
 
+
+    /** A container: its header, then its level: the bar of its path and the screens, its own content first. */
     card(p, readonly) {
       const kind = p.style === "fullScreenCover" ? "cover" : p.style;
       const detents = p.style === "sheet" && p.detents && p.detents.length
@@ -970,10 +1293,13 @@
           el("strong", { class: "destination", text: p.destination }),
           this.lockMark(p),
           this.closeButton(p, readonly)),
-        this.identity(p),
-        detents,
-        p.style === "sheet" && p.interactiveDismissDisabled ? el("div", { class: "note", text: "interactive dismiss disabled" }) : null,
-        this.payloadBlock(p));
+        el("div", { class: "nav-bar", "data-level": p.id, hidden: true }),
+        el("div", { class: "level-body", "data-level": p.id },
+          el("div", { class: "level-root" },
+            this.identity(p),
+            detents,
+            p.style === "sheet" && p.interactiveDismissDisabled ? el("div", { class: "note", text: "interactive dismiss disabled" }) : null,
+            this.payloadBlock(p))));
     }
 
     modal(p, readonly) {
@@ -1065,12 +1391,13 @@
 
     // ---------------------------------------------------------------- acting as the app would
 
-    async change(method, path, body, context) {
+    /** A change; its answer's session is shown. A refusal goes to the problem area unless `quiet`. */
+    async change(method, path, body, context, { quiet = false } = {}) {
       try {
         const result = await api(method, path, { body, signal: this.controller.signal });
         if (this.stopped) return null;
         if (!result.ok) {
-          problemArea.show(result.problem, context);
+          if (!quiet) problemArea.show(result.problem, context);
           return result;
         }
         problemArea.hide();
@@ -1089,6 +1416,11 @@
     answer(p, button) {
       return this.change("POST", `${this.base}/dismiss`, { presentation: p.id, result: { buttonId: button.id } },
         `Answering ${p.destination} with ${button.id}`);
+    }
+
+    /** Pops from a level: the top entry, or `{to}` / `{all}`. */
+    pop(level, options, context) {
+      return this.change("POST", `${this.base}/path/pop`, { level, ...options }, context);
     }
 
     updateProgress(p, text) {
@@ -1112,6 +1444,7 @@
         }
         this.catalog = result.json;
         this.buildPresentForm();
+        this.buildPushForm();
       } catch (error) {
         handleFailure(error, "Reading the destinations");
       }
@@ -1120,11 +1453,14 @@
     buildPresentForm() {
       const catalog = this.catalog;
       const isCatalog = catalog.mode === "catalog" && Array.isArray(catalog.destinations) && catalog.destinations.length > 0;
+      // `push` is not a modal style: a destination only pushed is not presented.
+      const modalStyles = (d) => (Array.isArray(d.styles) ? d.styles : STYLES).filter((s) => s !== "push");
+      const presentable = isCatalog ? catalog.destinations.filter((d) => modalStyles(d).length > 0) : [];
       const form = el("form", { id: "present-form", class: "present-form", novalidate: true, "data-mode": isCatalog ? "catalog" : "open" });
       let destination;
       if (isCatalog) {
         destination = el("select", { id: "present-destination", name: "destination", "data-pointer": "/destination" },
-          catalog.destinations.map((d) => el("option", { value: d.name, text: d.name })));
+          presentable.map((d) => el("option", { value: d.name, text: d.name })));
       } else {
         destination = el("input", { id: "present-destination", name: "destination", "data-pointer": "/destination",
           placeholder: "settings", autocomplete: "off", spellcheck: "false" });
@@ -1145,10 +1481,11 @@
 
       let payloadForm = null; // {read()} for the generated fields, or null: the JSON textarea
       let styleForm = null;
-      const entryOf = () => (isCatalog ? catalog.destinations.find((d) => d.name === destination.value) : null);
+      const entryOf = () => (isCatalog ? presentable.find((d) => d.name === destination.value) : null);
       // Each rebuilds only what the destination changes, so that nothing typed is lost for nothing.
       const fillStyles = () => {
-        const allowed = entryOf()?.styles || STYLES;
+        const entry = entryOf();
+        const allowed = entry ? modalStyles(entry) : STYLES;
         const previous = style.value;
         if ([...style.options].map((o) => o.value).join() === allowed.join()) return false;
         clear(style).append(...allowed.map((s) => el("option", { value: s, text: s })));
@@ -1264,11 +1601,204 @@
         el("span", { class: "muted", text: isCatalog ? "(catalog)" : "(open: any destination)" })), form);
     }
 
+
+    // ---------------------------------------------------------------- the push form
+
+    /**
+     * Pushes onto a level: the root or a container on the stack. With a catalog the destinations
+     * are those whose styles include `push`; in open mode any name goes. The payload is JSON.
+     */
+    buildPushForm() {
+      const catalog = this.catalog;
+      const isCatalog = catalog.mode === "catalog";
+      const pushable = isCatalog ? (catalog.destinations || []).filter((d) => Array.isArray(d.styles) && d.styles.includes("push")) : [];
+      const level = el("select", { id: "push-level", name: "level", "data-pointer": "/level",
+        onchange: () => { this.pushLevel = level.value; } });
+      let destination;
+      if (isCatalog) {
+        destination = el("select", { id: "push-destination", name: "destination", "data-pointer": "/destination" },
+          pushable.map((d) => el("option", { value: d.name, text: d.name })));
+      } else {
+        destination = el("input", { id: "push-destination", name: "destination", "data-pointer": "/destination",
+          placeholder: "privacy", autocomplete: "off", spellcheck: "false" });
+      }
+      const summary = el("p", { id: "push-summary", class: "muted summary" });
+      const describe = () => {
+        const entry = pushable.find((d) => d.name === destination.value);
+        const schema = entry && entry.payload;
+        const required = new Set((schema && schema.required) || []);
+        const members = Object.entries((schema && schema.properties) || {})
+          .map(([name, sub]) => `${name}${required.has(name) ? " (required)" : ""}: ${hint(sub) || "any"}`);
+        summary.textContent = entry ? [entry.summary, members.length ? `payload: ${members.join("; ")}` : ""].filter(Boolean).join(" · ") : "";
+      };
+      destination.addEventListener("change", describe);
+      const payload = el("textarea", { id: "push-payload", class: "json", rows: "3", spellcheck: "false", "data-pointer": "/payload",
+        placeholder: "{\"itemId\": 42}" });
+      const key = el("input", { id: "push-key", name: "key", "data-pointer": "/key", placeholder: "defaults to the destination", autocomplete: "off" });
+      const submit = el("button", { id: "push-submit", type: "submit", text: "Push", disabled: isCatalog && !pushable.length });
+      const status = el("p", { id: "push-status", class: "present-status", role: "status" });
+      const errors = el("ul", { id: "push-errors", class: "field-errors", hidden: true });
+      const form = el("form", { id: "push-form", class: "present-form", novalidate: true, "data-mode": isCatalog ? "catalog" : "open" },
+        el("label", { class: "field" }, el("span", { text: "Level" }), level),
+        el("label", { class: "field" }, el("span", { text: "Destination" }), destination),
+        isCatalog && !pushable.length ? el("p", { class: "muted", text: "No destination of the catalog allows push." }) : summary,
+        el("label", { class: "field" }, el("span", { text: "Payload (JSON)" }), payload),
+        el("label", { class: "field" }, el("span", { text: "Key" }), key),
+        el("div", { class: "actions" }, submit),
+        status,
+        errors);
+      form.addEventListener("submit", async (event) => {
+        event.preventDefault();
+        clearFieldErrors(form, errors);
+        status.textContent = "";
+        const body = { destination: destination.value.trim(), level: level.value || "root" };
+        try {
+          const value = parsePayloadText(payload.value);
+          if (value !== undefined) body.payload = value;
+        } catch (error) {
+          showFieldErrors(form, errors, error.fieldErrors);
+          status.textContent = "Not sent: fix the fields marked.";
+          return;
+        }
+        if (key.value !== "") body.key = key.value;
+        submit.disabled = true;
+        const result = await this.change("POST", `${this.base}/path`, body, `Pushing ${body.destination || "(no destination)"} onto ${this.levelName(body.level)}`);
+        submit.disabled = false;
+        if (!result) return;
+        status.dataset.outcome = String(result.status);
+        if (result.ok) {
+          const outcome = result.status === 201 ? "pushed" : "updated in place";
+          status.textContent = `${result.json.entry?.destination ?? body.destination}: ${outcome} onto ${this.levelName(result.json.level ?? body.level)} (${result.status}), version ${result.json.session?.version ?? "?"}`;
+        } else {
+          status.textContent = `Refused: ${result.problem.title} (${result.status})`;
+          if (Array.isArray(result.problem.errors)) showFieldErrors(form, errors, result.problem.errors);
+        }
+      });
+      describe();
+      clear(this.pushSection).append(el("h2", {}, "Push ",
+        el("span", { class: "muted", text: isCatalog ? "(catalog destinations allowing push)" : "(open: any destination)" })), form);
+      this.renderLevels();
+    }
+
+    /**
+     * The push form's levels: the root and each container on the stack. The choice made stays while
+     * its level is there; otherwise the server's default: the top-most container, else the root.
+     */
+    renderLevels() {
+      const select = $("#push-level");
+      if (!select) return;
+      const containers = (this.live ? this.live.stack : []).filter(isContainer);
+      const options = [["root", "root (the app)"], ...containers.map((p) => [p.id, `${p.destination} (${p.style}) · ${shortId(p.id)}`])];
+      const fallback = containers.length ? containers[containers.length - 1].id : "root";
+      const wanted = this.pushLevel && options.some(([value]) => value === this.pushLevel) ? this.pushLevel : fallback;
+      if ([...select.options].map((o) => `${o.value}=${o.textContent}`).join("\n") !== options.map(([v, t]) => `${v}=${t}`).join("\n")) {
+        clear(select).append(...options.map(([value, text]) => el("option", { value, text })));
+      }
+      select.value = wanted;
+    }
+
+    // ---------------------------------------------------------------- the link box
+
+    /** Try a URL: what the catalog's routes would do with it (resolve), then Open applies it. */
+    buildLinkBox() {
+      const url = el("input", { id: "link-url", type: "text", name: "url", autocomplete: "off", spellcheck: "false",
+        placeholder: "myapp://onboarding/downloads/42", "aria-label": "URL",
+        oninput: () => { this.resolved = null; outcome.hidden = true; problem.hidden = true; status.textContent = ""; } });
+      const routeURL = el("code", { id: "link-route-url" });
+      const routeName = el("span", { id: "link-route-name", class: "muted" });
+      const action = el("code", { id: "link-action" });
+      const clearsFirst = el("span", { id: "link-clear" });
+      const request = el("pre", { id: "link-request", class: "payload" });
+      const open = el("button", { id: "link-open", type: "button", text: "Open", onclick: () => this.openLink() });
+      const outcome = el("div", { id: "link-outcome", class: "link-outcome", hidden: true },
+        el("dl", { class: "link-facts" },
+          el("dt", { text: "route" }), el("dd", {}, routeURL, " ", routeName),
+          el("dt", { text: "action" }), el("dd", {}, action, " ", clearsFirst)),
+        el("div", { class: "muted", text: "would apply" }),
+        request,
+        el("div", { class: "actions" }, open));
+      const status = el("p", { id: "link-status", class: "present-status", role: "status" });
+      const problem = el("div", { id: "link-problem", class: "link-problem", role: "alert", hidden: true });
+      const form = el("form", { id: "link-form", class: "link-form", novalidate: true },
+        url, el("button", { id: "link-resolve", type: "submit", text: "Resolve" }));
+      form.addEventListener("submit", (event) => {
+        event.preventDefault();
+        this.resolveLink();
+      });
+      this.link = { url, routeURL, routeName, action, clearsFirst, request, open, outcome, status, problem };
+      return el("section", { id: "link-section", class: "panel" },
+        el("h2", {}, "Open a URL ", el("span", { class: "muted", text: "(the catalog's routes)" })),
+        form, outcome, status, problem);
+    }
+
+    showLinkProblem(problem) {
+      const box = this.link.problem;
+      clear(box);
+      box.hidden = false;
+      box.dataset.type = problem.type || "";
+      box.dataset.status = String(problem.status ?? "");
+      append(box, [
+        el("strong", { class: "problem-title", text: problem.title || "Refused" }), " ",
+        problem.status ? el("span", { class: "problem-status", text: String(problem.status) }) : null,
+        problem.detail ? el("p", { class: "problem-detail", text: problem.detail }) : null,
+        Array.isArray(problem.errors) && problem.errors.length
+          ? el("ul", { class: "problem-errors" }, problem.errors.map((e) => el("li", {}, el("code", { text: e.pointer || "(body)" }), " ", String(e.detail ?? ""))))
+          : null,
+      ]);
+    }
+
+    async resolveLink() {
+      const link = this.link;
+      const url = link.url.value.trim();
+      this.resolved = null;
+      link.outcome.hidden = true;
+      link.problem.hidden = true;
+      link.status.textContent = "";
+      if (!url) return;
+      try {
+        const result = await api("GET", `/v1/links/resolve?url=${encodeURIComponent(url)}`, { signal: this.controller.signal });
+        if (this.stopped || link.url.value.trim() !== url) return;
+        if (!result.ok) {
+          this.showLinkProblem(result.problem);
+          return;
+        }
+        const { route = {}, action: what, clear: clears, request } = result.json;
+        link.routeURL.textContent = route.url ?? "";
+        link.routeName.textContent = route.name ? `(${route.name})` : "";
+        link.action.textContent = String(what ?? "");
+        link.clearsFirst.textContent = clears ? "after clearing everything" : "";
+        link.request.textContent = prettyJSON(request ?? null);
+        link.outcome.hidden = false;
+        link.open.disabled = false;
+        this.resolved = url;
+      } catch (error) {
+        handleFailure(error, "Resolving a URL");
+      }
+    }
+
+    async openLink() {
+      const link = this.link;
+      if (!this.resolved) return;
+      link.open.disabled = true;
+      link.problem.hidden = true;
+      const result = await this.change("POST", `${this.base}/links`, { url: this.resolved }, "Opening a URL", { quiet: true });
+      link.open.disabled = false;
+      if (!result) return;
+      link.status.dataset.outcome = String(result.status);
+      if (result.ok) {
+        const route = result.json.route || {};
+        link.status.textContent = `Opened with ${route.name || route.url || "a route"}: ${result.json.action}, version ${result.json.session?.version ?? "?"}`;
+      } else {
+        link.status.textContent = "";
+        this.showLinkProblem(result.problem);
+      }
+    }
+
     // ---------------------------------------------------------------- the timeline
 
     /**
      * Reads the whole event log, following `next`, into a fresh map; changes the stream brought
-     * meanwhile are kept (they carry their stack). Called when the stream starts or resets.
+     * meanwhile are kept. Called when the stream starts or resets.
      */
     async loadLog() {
       if (this.loadingLog) { this.reloadLog = true; return; }
@@ -1277,6 +1807,10 @@
         do {
           this.reloadLog = false;
           const log = new Map();
+          const changeAt = (version, at) => {
+            if (!log.has(version)) log.set(version, { version, at, events: [], stack: null, path: null, paths: null });
+            return log.get(version);
+          };
           let path = `${this.base}/events?after=0&limit=${EVENTS_PAGE}`;
           for (let page = 0; path && page < EVENTS_MAX_PAGES; page += 1) {
             const result = await api("GET", path, { signal: this.controller.signal });
@@ -1286,9 +1820,11 @@
               break;
             }
             for (const { version, at, ...event } of result.json.events || []) {
-              if (!log.has(version)) log.set(version, { version, at, events: [], stack: null });
-              log.get(version).events.push(event);
-              if (event.presentation) this.presentations.set(event.presentationId, event.presentation);
+              changeAt(version, at).events.push(event);
+              this.rememberEvent(event);
+            }
+            for (const { version, at, stack, path: root, paths } of result.json.changes || []) {
+              Object.assign(changeAt(version, at), { stack: stack ?? null, path: root ?? null, paths: paths ?? null });
             }
             const next = result.json.next;
             path = typeof next === "string" && next.startsWith("/v1/sessions/") ? next : null;
@@ -1297,51 +1833,60 @@
             if (change.fromStream) log.set(version, change);
           }
           this.log = log;
+          this.base0 = null;
         } while (this.reloadLog && !this.stopped);
       } catch (error) {
         handleFailure(error, "Reading the event log");
       } finally {
         this.loadingLog = false;
       }
-      await this.computeStacks();
+      await this.computeStates();
       this.renderTimeline();
     }
 
-    /** A change from the stream: it carries its own stack. */
+    /** A change from the stream, into the log. */
     takeChange(change) {
       if (!change || typeof change.version !== "number") return;
-      for (const event of change.events || []) {
-        if (event.presentation) this.presentations.set(event.presentationId, event.presentation);
-      }
+      for (const event of change.events || []) this.rememberEvent(event);
       this.log.set(change.version, { version: change.version, at: change.at, events: change.events || [],
-        stack: Array.isArray(change.stack) ? change.stack : null, fromStream: true });
-      this.computeStacks().then(() => this.renderTimeline());
+        stack: change.stack ?? null, path: change.path ?? null, paths: change.paths ?? null, fromStream: true });
+      this.computeStates().then(() => this.renderTimeline());
     }
 
     /**
-     * Each logged change's stack before and after it: replayed from the one before (a change that
-     * created the session starts from nothing). When the log was pruned, the first kept version's
-     * stack comes from the server's transition plan, and what came before it is unknown.
+     * The session after each logged change, by `replay` from the one before (a change that created
+     * the session starts from nothing). When the log was pruned, the first kept version's state is
+     * rebuilt from the server's transition plan, and what came before it is unknown.
      */
-    async computeStacks() {
+    async computeStates() {
       const versions = [...this.log.keys()].sort((a, b) => a - b);
       if (!versions.length) return;
       const first = this.log.get(versions[0]);
-      if (!first.stack && !first.stackAsked && !first.events.some((e) => e.type === "sessionCreated")) {
-        first.stackAsked = true;
-        const stack = await this.stackAt(first.version).catch(() => null);
-        if (stack) first.stack = stack.map((p) => p.id);
+      const creates = (change) => change.events.some((e) => e.type === "sessionCreated");
+      if (!creates(first) && (!this.base0 || this.base0.version !== first.version) && !first.baseAsked) {
+        first.baseAsked = true;
+        const session = await this.sessionAt(first.version).catch(() => null);
+        if (session) this.base0 = { version: first.version, session };
       }
-      let previous = null;
+      const states = new Map();
+      const exact = new Set(); // versions replayed from the session's creation: a failure there is the log's
       for (const version of versions) {
         const change = this.log.get(version);
-        let before = null;
-        if (change.events.some((e) => e.type === "sessionCreated")) before = [];
-        else if (previous && previous.version === version - 1 && previous.stack) before = previous.stack;
-        change.before = before;
-        if (!change.stack && before) change.stack = replayStack(before, change.events);
-        previous = change;
+        change.before = creates(change) ? emptySession(this.id) : states.get(version - 1) || null;
+        change.replayError = null;
+        if (change.before) {
+          try {
+            states.set(version, replay(change.before, change));
+            if (creates(change) || exact.has(version - 1)) exact.add(version);
+          } catch (error) {
+            if (creates(change) || exact.has(version - 1)) change.replayError = error.message;
+            else change.before = null; // rebuilt from a plan, not from the log: unknown from here
+          }
+        } else if (this.base0 && this.base0.version === version) {
+          states.set(version, this.base0.session);
+        }
       }
+      this.states = states;
     }
 
     renderTimeline() {
@@ -1352,33 +1897,50 @@
       }
       for (const version of versions.slice(0, this.timelineShown)) {
         const change = this.log.get(version);
-        const plan = change.before && change.stack ? transitionPlan(change.before, change.stack) : null;
+        const after = this.states.get(version);
+        const plan = change.before && after ? navigationPlan(navigationIds(change.before), navigationIds(after)) : null;
         const item = el("li", { class: "timeline-entry", "data-version": String(version) },
-          el("button", { type: "button", class: "timeline-button", title: `Show the stack at version ${version}`,
+          el("button", { type: "button", class: "timeline-button", title: `Show the navigation at version ${version}`,
             onclick: () => this.showVersion(version) },
           el("span", { class: "tl-version", text: `v${version}` }),
           timeElement(change.at, "tl-time")),
-          el("ul", { class: "tl-events" }, change.events.map((e) => el("li", { class: `tl-event event-${e.type}`, "data-type": e.type }, describeEvent(e)))),
+          el("ul", { class: "tl-events" }, change.events.map((e) =>
+            el("li", { class: `tl-event event-${e.type}`, "data-type": e.type }, describeEvent(e, (level) => this.levelName(level))))),
           el("div", { class: "tl-transition" },
-            plan === null ? el("span", { class: "muted", text: "transition: (the log starts here)" })
-              : plan.length === 0 ? el("span", { class: "muted", text: "transition: none" })
-                : plan.map((s) => {
-                  const id = s.dismiss || s.present;
-                  const p = this.presentations.get(id);
-                  return el("span", { class: s.dismiss ? "step step-dismiss" : "step step-present", "data-step": s.dismiss ? "dismiss" : "present",
-                    "data-presentation-id": id, title: id }, s.dismiss ? "↓ " : "↑ ", p ? p.destination : shortId(id));
-                })));
+            change.replayError ? el("span", { class: "replay-error", text: `cannot replay: ${change.replayError}` })
+              : plan === null ? el("span", { class: "muted", text: "transition: (the log starts here)" })
+                : plan.length === 0 ? el("span", { class: "muted", text: "transition: none" })
+                  : plan.map((s) => this.stepBadge(s))));
+        if (change.replayError) item.dataset.replayError = change.replayError;
         if (this.history && this.history.version === version) item.classList.add("selected");
         this.timeline.append(item);
       }
       this.timelineMore.hidden = versions.length <= this.timelineShown;
     }
 
+    /** One step of a plan: ↓ dismiss, ↑ present, ← pop, → push. */
+    stepBadge(s) {
+      if (s.dismiss || s.present) {
+        const id = s.dismiss || s.present;
+        const p = this.presentations.get(id);
+        return el("span", { class: s.dismiss ? "step step-dismiss" : "step step-present", "data-step": s.dismiss ? "dismiss" : "present",
+          "data-presentation-id": id, title: id }, s.dismiss ? "↓ " : "↑ ", p ? p.destination : shortId(id));
+      }
+      const id = s.pop || s.push;
+      const entry = this.entries.get(id);
+      return el("span", { class: s.pop ? "step step-pop" : "step step-push", "data-step": s.pop ? "pop" : "push",
+        "data-entry-id": id, "data-level": s.level, title: `${id} in ${s.level}` },
+      s.pop ? "← " : "→ ", entry ? entry.destination : shortId(id), el("span", { class: "step-level", text: ` in ${this.levelName(s.level)}` }));
+    }
+
     /**
-     * The stack at `version`: the current stack's ids minus the plan's trailing presents, plus its
-     * dismisses in reverse. The plan's `to` must be the version the ids are taken from.
+     * The navigation at a `version` the log starts at, from the server's plan to the current one:
+     * the current stack without the plan's presents, with its dismisses back in reverse; each kept
+     * level's path without the entries pushed since, with the popped ones back. The plan's `to`
+     * must be the version the current session is at. Dismissed containers keep the path they left
+     * with; the queue is not known.
      */
-    async stackAt(version) {
+    async sessionAt(version) {
       for (let attempt = 0; attempt < 5; attempt += 1) {
         const result = await api("GET", `${this.base}/transition?from=${version}`, { signal: this.controller.signal });
         if (!result.ok) {
@@ -1394,55 +1956,78 @@
           current = read.json;
           if (current.version !== result.json.to) continue; // changed again: ask for a new plan
         }
-        const steps = result.json.transition;
+        const steps = result.json.transition || [];
         const presents = steps.filter((s) => s.present).length;
-        const ids = current.stack.map((p) => p.id);
-        const kept = ids.slice(0, ids.length - presents);
-        const dismissed = steps.filter((s) => s.dismiss).map((s) => s.dismiss).reverse();
-        const stackIds = kept.concat(dismissed);
-        return Promise.all(stackIds.map((id) => this.presentationAt(id, version)));
+        const pathThen = (level, now) => {
+          const pushed = steps.filter((s) => s.push && s.level === level).length;
+          const popped = steps.filter((s) => s.pop && s.level === level).map((s) => s.pop).reverse();
+          const ids = now.slice(0, now.length - pushed).map((e) => e.id).concat(popped);
+          return Promise.all(ids.map((id) => this.entryAt(id, version)));
+        };
+        const stack = [];
+        for (const p of current.stack.slice(0, current.stack.length - presents)) {
+          const then = await this.presentationAt(p.id, version);
+          stack.push(isContainer(then) ? { ...then, path: await pathThen(p.id, pathOf(p)) } : then);
+        }
+        for (const id of steps.filter((s) => s.dismiss).map((s) => s.dismiss).reverse()) stack.push(await this.presentationAt(id, version));
+        return { ...emptySession(this.id), version, path: await pathThen("root", pathOf(current)), stack, top: stack[stack.length - 1] || null };
       }
       throw new Error("the session kept changing");
     }
 
-    /** A presentation as it was after `version`: from the log, else as the server has it now. */
-    async presentationAt(id, version) {
+    /** The newest state the log gives an item up to `version`: `eventId` and `member` name it in events. */
+    loggedAt(version, eventId, member, id) {
       let found = null;
       let foundVersion = -1;
       for (const change of this.log.values()) {
         if (change.version > version || change.version < foundVersion) continue;
         for (const event of change.events) {
-          if (event.presentationId === id && event.presentation) {
-            found = event.presentation;
+          if (event[eventId] === id && event[member]) {
+            found = event[member];
             foundVersion = change.version;
           }
         }
       }
+      return found;
+    }
+
+    /** A presentation as it was after `version`: from the log, else as the server has it now. */
+    async presentationAt(id, version) {
+      const found = this.loggedAt(version, "presentationId", "presentation", id);
       if (found) return { ...found, state: "presented" };
       const result = await api("GET", `${this.base}/presentations/${encodeURIComponent(id)}`, { signal: this.controller.signal });
       if (result.ok) return result.json;
-      return { id, destination: "(unknown)", style: "sheet", key: id, locked: false, payload: {}, detents: [] };
+      return { id, destination: "(unknown)", style: "sheet", key: id, locked: false, payload: {}, detents: [], path: [] };
+    }
+
+    /** A path entry as it was after `version`: from the log, else as the server has it now. */
+    async entryAt(id, version) {
+      const found = this.loggedAt(version, "entryId", "entry", id);
+      if (found) return found;
+      const result = await api("GET", `${this.base}/path/${encodeURIComponent(id)}`, { signal: this.controller.signal });
+      if (result.ok && result.json.entry) return result.json.entry;
+      return { id, destination: "(unknown)", key: id, payload: {}, pushedAt: null };
     }
 
     async showVersion(version) {
       try {
-        const stack = await this.stackAt(version);
+        const session = this.states.get(version) || await this.sessionAt(version);
         if (this.stopped) return;
-        this.history = { version, stack };
+        this.history = { version, session };
         clear(this.banner).append(
           el("span", { id: "history-label", text: `At version ${version}` }),
-          el("span", { class: "muted", text: " — read-only: the stack as it was; the queue and the controls are live only." }),
+          el("span", { class: "muted", text: " — read-only: the navigation as it was; the queue and the controls are live only." }),
           el("button", { id: "back-to-live", type: "button", text: "Back to live", onclick: () => this.backToLive() }));
         this.banner.hidden = false;
         this.banner.dataset.version = String(version);
         $("#session-view").dataset.showing = String(version);
-        this.renderStack(stack, { readonly: true });
+        this.renderNavigation(session, { readonly: true });
         this.renderTimeline();
       } catch (error) {
         if (error.problem) {
           const gone = error.problem.status === 410;
           problemArea.show(gone
-            ? { ...error.problem, title: `Version ${version} is no longer in the event log`, detail: `${error.problem.detail || ""} The server keeps only the newest changes; the stack at that version cannot be shown.`.trim() }
+            ? { ...error.problem, title: `Version ${version} is no longer in the event log`, detail: `${error.problem.detail || ""} The server keeps only the newest changes; the navigation at that version cannot be shown.`.trim() }
             : error.problem, `Showing version ${version}`);
         } else {
           handleFailure(error, `Showing version ${version}`);
@@ -1455,25 +2040,29 @@
       this.banner.hidden = true;
       delete this.banner.dataset.version;
       delete $("#session-view").dataset.showing;
-      this.renderStack(this.live ? this.live.stack : [], { readonly: false });
+      this.renderNavigation(this.live || emptySession(this.id), { readonly: false });
       this.renderTimeline();
     }
   }
 
-  function describeEvent(e) {
+  /** A logged event in words; `levelName` names a level (`root` or a container's id). */
+  function describeEvent(e, levelName) {
     const p = e.presentation;
     const what = p ? `${p.destination} (${p.style})` : shortId(e.presentationId);
+    const screen = e.entry ? e.entry.destination : shortId(e.entryId);
+    const given = (value) => (value !== null && value !== undefined ? ` → ${JSON.stringify(value)}` : "");
     switch (e.type) {
-      case "sessionCreated": return "session created";
+      case "sessionCreated": return typeof e.ttl === "number" ? `session created (ttl ${e.ttl} s)` : "session created";
       case "presented": return `presented ${what}`;
       case "queued": return `queued ${what} at ${e.position}`;
       case "promoted": return `promoted ${what}`;
       case "updated": return `updated ${what}`;
-      case "dismissed": {
-        const result = p && p.result !== null && p.result !== undefined ? ` → ${JSON.stringify(p.result)}` : "";
-        return `${p && p.presentedAt === null ? "cancelled" : "dismissed"} ${what}${result}`;
-      }
+      case "dismissed": return `${p && p.presentedAt === null ? "cancelled" : "dismissed"} ${what}${given(p && p.result)}`;
       case "replaced": return `replaced the stack (${(e.stack || []).length})`;
+      case "pushed": return `pushed ${screen} onto ${levelName(e.level)}`;
+      case "popped": return `popped ${screen} from ${levelName(e.level)}${given(e.result)}`;
+      case "entryUpdated": return `updated ${screen} in ${levelName(e.level)}`;
+      case "navigated": return e.url ? `opened ${e.url}${e.route ? ` (route ${e.route})` : ""}` : "navigated (the whole navigation in one change)";
       default: return String(e.type);
     }
   }

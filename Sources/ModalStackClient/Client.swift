@@ -205,11 +205,62 @@ public final class ModalStackClient: Sendable {
         try await send(change(.put, sessionPath(sessionID) + "/stack", request, sessionID, version)).decode()
     }
 
+    // MARK: Paths and links
+
+    /// Pushes a screen onto a level's path (by default the top-most container on the stack, else the
+    /// root), or updates the level's last entry in place when it has the same key and destination.
+    /// The first push creates the session; an alert-like top does not queue it: it happens beneath.
+    public func push(
+        _ request: PushRequest, in sessionID: String, expecting version: Int64? = nil
+    ) async throws -> PushOutcome {
+        let answer = try await send(change(.post, sessionPath(sessionID) + "/path", request, sessionID, version))
+        return answer.status == 201 ? .pushed(try answer.decode()) : .updated(try answer.decode())
+    }
+
+    /// Pops what `request` says (the last entry of the default level by default), handing its
+    /// `result` back for the top-most entry popped. It never dismisses a modal.
+    public func pop(
+        _ request: PopRequest = PopRequest(), in sessionID: String, expecting version: Int64? = nil
+    ) async throws -> PopResponse {
+        try await send(change(.post, sessionPath(sessionID) + "/path/pop", request, sessionID, version)).decode()
+    }
+
+    /// Goes to a whole navigation in one change: the root path, the modals and their paths. Modals
+    /// and entries matching the current ones along the common prefix keep their identity; the
+    /// answer's transition is the plan from here to there.
+    public func navigate(
+        to request: NavigationRequest, in sessionID: String, expecting version: Int64? = nil
+    ) async throws -> NavigationResponse {
+        try await send(change(.put, sessionPath(sessionID) + "/navigation", request, sessionID, version)).decode()
+    }
+
+    /// Opens a deep link in the session: the server resolves it with its catalog's routes and applies
+    /// what the route says as one change; ``ModalStackError/noRoute(url:_:)`` when none matches.
+    public func open(
+        url: URL, in sessionID: String, expecting version: Int64? = nil
+    ) async throws -> LinkResponse {
+        let request = LinkRequest(url: url.absoluteString)
+        return try await send(change(.post, sessionPath(sessionID) + "/links", request, sessionID, version)).decode()
+    }
+
+    /// What opening `url` would do, without a session and without changing anything.
+    public func resolve(url: URL) async throws -> LinkResolution {
+        var call = Call(.get, "/v1/links/resolve")
+        call.query = [URLQueryItem(name: "url", value: url.absoluteString)]
+        return try await send(call).decode()
+    }
+
     // MARK: Reads
 
     /// One presentation, in any state.
     public func presentation(_ presentationID: String, in sessionID: String) async throws -> Presentation {
         try await send(Call(.get, presentationPath(presentationID, in: sessionID))).decode()
+    }
+
+    /// An entry on any level's path now, with its level and position;
+    /// ``ModalStackError/entryNotFound(entryId:_:)`` once it was popped or went with its modal.
+    public func pathEntry(_ entryID: String, in sessionID: String) async throws -> PathEntryPlace {
+        try await send(Call(.get, sessionPath(sessionID) + "/path/" + Self.pathSegment(entryID))).decode()
     }
 
     /// A page of the event log: whole changes after `version`, oldest first, at most `limit` events
@@ -273,6 +324,30 @@ public enum PresentOutcome: Sendable, Hashable {
         case .queued(let answer): answer.transition
         }
     }
+}
+
+/// What a push did.
+public enum PushOutcome: Sendable, Hashable {
+    /// A new entry on top of the level's path (`201`).
+    case pushed(PushResponse)
+    /// The level's last entry, with the same key and destination, updated in place (`200`).
+    case updated(PushResponse)
+
+    /// The answer, whichever it was.
+    public var response: PushResponse {
+        switch self {
+        case .pushed(let answer), .updated(let answer): answer
+        }
+    }
+
+    /// The entry pushed or updated.
+    public var entry: PathEntry { response.entry }
+    /// The level it is on.
+    public var level: NavigationLevel { response.level }
+    /// The session after the change.
+    public var session: Session { response.session }
+    /// The steps from the navigation before to the one after.
+    public var transition: [TransitionStep] { response.transition }
 }
 
 /// An answer that is not the API's: a status it does not give, or a body that does not decode.
@@ -352,7 +427,7 @@ extension ModalStackClient {
         sessionPath(sessionID) + "/presentations/" + Self.pathSegment(presentationID)
     }
 
-    private static func pathSegment(_ value: String) -> String {
+    static func pathSegment(_ value: String) -> String {
         var allowed = CharacterSet.urlPathAllowed
         allowed.remove(charactersIn: "/;")
         return value.addingPercentEncoding(withAllowedCharacters: allowed) ?? value

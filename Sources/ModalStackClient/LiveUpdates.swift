@@ -40,8 +40,10 @@ extension ModalStackClient {
     /// The session's state now and after every change, as it happens.
     ///
     /// Over the event stream: the first element is the session as the stream opens; each `change`
-    /// event yields the state it leaves, derived from the one before (or read from the server when it
-    /// cannot be: a stack replacement that brings in new presentations). A stream that breaks, or stays
+    /// event yields the state it leaves, its modals and paths, derived from the one before with
+    /// ``Session/applying(_:)`` (the server's change records are complete, so no read is needed; a
+    /// change that does not follow from the state, which only a server bug makes, is answered by
+    /// reading the session). A stream that breaks, or stays
     /// silent longer than ``Configuration/heartbeatTimeout``, is reopened after a backoff with jitter
     /// with `Last-Event-ID`, so no version is lost or repeated; a `reset` (the log was pruned past
     /// it) yields the whole session. Versions only go up.
@@ -235,6 +237,8 @@ private final class SessionFollower {
             if let next = current.applying(change) {
                 offer(next)
             } else {
+                // Not derivable: a change that does not follow from what was shown. The read is
+                // the truth, and the stream goes on from it.
                 offer(try await client.session(sessionID))
             }
         case "sessionDeleted":

@@ -137,6 +137,19 @@ public enum ModalStackError: Error, Sendable, Hashable {
     case forbidden(Problem)
     case invalidCredentialRequest(Problem)
     case tokensNotConfigured(Problem)
+    /// The key is taken in the level's path by `entryId`, at `position` (0 is the first pushed).
+    case alreadyPushed(entryId: String?, level: NavigationLevel?, position: Int?, Problem)
+    /// `maxPathDepth`: the server's most entries per path.
+    case pathFull(maxPathDepth: Int?, Problem)
+    /// `level`: the level whose path holds fewer entries than the pop asked for, or whose last
+    /// entry is already its `to`.
+    case nothingToPop(level: NavigationLevel?, Problem)
+    /// `level`: the level asked for, which is no container on the stack (the detail says why).
+    case levelNotFound(level: NavigationLevel?, Problem)
+    /// `entryId`: the entry asked for, which is not in the level's path (or in no path).
+    case entryNotFound(entryId: String?, Problem)
+    /// `url`: the link no route of the catalog matches.
+    case noRoute(url: String?, Problem)
     /// A slug this library does not know.
     case other(slug: String, status: Int, detail: String, problem: Problem)
 
@@ -183,6 +196,15 @@ public enum ModalStackError: Error, Sendable, Hashable {
         case "forbidden": self = .forbidden(p)
         case "invalid-credential-request": self = .invalidCredentialRequest(p)
         case "tokens-not-configured": self = .tokensNotConfigured(p)
+        case "already-pushed":
+            self = .alreadyPushed(
+                entryId: p.string("entryId"), level: p.string("level").map(NavigationLevel.init),
+                position: p.integer("position"), p)
+        case "path-full": self = .pathFull(maxPathDepth: p.integer("maxPathDepth"), p)
+        case "nothing-to-pop": self = .nothingToPop(level: p.string("level").map(NavigationLevel.init), p)
+        case "level-not-found": self = .levelNotFound(level: p.string("level").map(NavigationLevel.init), p)
+        case "entry-not-found": self = .entryNotFound(entryId: p.string("entryId"), p)
+        case "no-route": self = .noRoute(url: p.string("url"), p)
         default: self = .other(slug: p.slug, status: p.status, detail: p.detail, problem: p)
         }
     }
@@ -199,7 +221,8 @@ public enum ModalStackError: Error, Sendable, Hashable {
             .preconditionRequired(let p), .idempotencyKeyInUse(let p), .idempotencyKeyReused(let p),
             .versionGone(let p), .unauthorized(let p), .uriTooLong(let p), .headersTooLarge(let p),
             .ambiguousBodyLength(let p), .forbidden(let p), .invalidCredentialRequest(let p),
-            .tokensNotConfigured(let p), .other(_, _, _, let p):
+            .tokensNotConfigured(let p), .alreadyPushed(_, _, _, let p), .pathFull(_, let p), .nothingToPop(_, let p),
+            .levelNotFound(_, let p), .entryNotFound(_, let p), .noRoute(_, let p), .other(_, _, _, let p):
             p
         }
     }

@@ -174,6 +174,9 @@ public struct Presentation: Sendable, Hashable, Identifiable {
     public var locked: Bool
     /// What the destination needs to show.
     public var payload: JSONObject
+    /// The screens pushed inside it, the first pushed first; always `[]` for an alert-like style,
+    /// which has no path, and for a queued presentation. A dismissed one keeps the path it had.
+    public var path: [PathEntry]
     /// When the present was asked for.
     public var requestedAt: Date
     /// When it went on the stack; `nil` while queued, and for a queued presentation that was cancelled.
@@ -185,8 +188,8 @@ public struct Presentation: Sendable, Hashable, Identifiable {
 
     public init(
         id: String, destination: String, style: ModalStyle, key: String, state: PresentationState,
-        locked: Bool = false, payload: JSONObject = [:], requestedAt: Date, presentedAt: Date? = nil,
-        dismissedAt: Date? = nil, result: JSONValue? = nil
+        locked: Bool = false, payload: JSONObject = [:], path: [PathEntry] = [], requestedAt: Date,
+        presentedAt: Date? = nil, dismissedAt: Date? = nil, result: JSONValue? = nil
     ) {
         self.id = id
         self.destination = destination
@@ -195,6 +198,7 @@ public struct Presentation: Sendable, Hashable, Identifiable {
         self.state = state
         self.locked = locked
         self.payload = payload
+        self.path = path
         self.requestedAt = requestedAt
         self.presentedAt = presentedAt
         self.dismissedAt = dismissedAt
@@ -209,8 +213,10 @@ public struct Presentation: Sendable, Hashable, Identifiable {
 
 extension Presentation: Codable {
     private enum CodingKeys: String, CodingKey {
-        case id, destination, key, state, locked, payload, requestedAt, presentedAt, dismissedAt, result
+        case id, destination, key, state, locked, payload, path, requestedAt, presentedAt, dismissedAt, result
     }
+
+    /// A container's JSON has `path` (required); an alert-like one's has none, and it is `[]`.
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -221,6 +227,7 @@ extension Presentation: Codable {
         state = try container.decode(PresentationState.self, forKey: .state)
         locked = try container.decode(Bool.self, forKey: .locked)
         payload = try container.decode(JSONObject.self, forKey: .payload)
+        path = style.kind.isAlertLike ? [] : try container.decode([PathEntry].self, forKey: .path)
         requestedAt = try container.decode(Date.self, forKey: .requestedAt)
         presentedAt = try container.decode(Date?.self, forKey: .presentedAt)
         dismissedAt = try container.decode(Date?.self, forKey: .dismissedAt)
@@ -241,6 +248,7 @@ extension Presentation: Codable {
         try container.encode(state, forKey: .state)
         try container.encode(locked, forKey: .locked)
         try container.encode(payload, forKey: .payload)
+        if !style.kind.isAlertLike { try container.encode(path, forKey: .path) }
         try container.encode(requestedAt, forKey: .requestedAt)
         try container.encode(presentedAt, forKey: .presentedAt)
         try container.encode(dismissedAt, forKey: .dismissedAt)

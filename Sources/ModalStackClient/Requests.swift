@@ -251,6 +251,160 @@ public struct ReplaceStackRequest: Codable, Sendable, Hashable {
     }
 }
 
+/// A screen to push, as `PUT …/navigation` and a route's `replacePath` list them: an entry of a path.
+public struct PathEntryRequest: Codable, Sendable, Hashable {
+    public var destination: String
+    /// Defaults to `{}`.
+    public var payload: JSONObject?
+    /// The identity in its path; defaults to `destination`.
+    public var key: String?
+
+    public init(destination: String, payload: JSONObject? = nil, key: String? = nil) {
+        self.destination = destination
+        self.payload = payload
+        self.key = key
+    }
+}
+
+/// The body of `POST …/path`: a screen to push onto a level's path.
+public struct PushRequest: Codable, Sendable, Hashable {
+    public var destination: String
+    /// Defaults to `{}`.
+    public var payload: JSONObject?
+    /// The identity in its path; defaults to `destination`. Pushing the key of the level's last
+    /// entry with the same destination updates that entry in place.
+    public var key: String?
+    /// Where to push; `nil` for the top-most container on the stack (beneath an alert-like top),
+    /// else the root.
+    public var level: NavigationLevel?
+
+    public init(destination: String, payload: JSONObject? = nil, key: String? = nil, level: NavigationLevel? = nil) {
+        self.destination = destination
+        self.payload = payload
+        self.key = key
+        self.level = level
+    }
+}
+
+/// The body of `POST …/path/pop`: what to pop from a level's path, with an optional answer.
+public struct PopRequest: Sendable, Hashable {
+    /// What to pop.
+    public enum Target: Sendable, Hashable {
+        /// The last entry pushed (no member sent).
+        case top
+        /// This many entries from the top.
+        case count(Int)
+        /// Every entry above this entry id, which becomes the last.
+        case to(String)
+        /// The whole path.
+        case all
+    }
+
+    /// Where to pop from; `nil` for the top-most container on the stack, else the root.
+    public var level: NavigationLevel?
+    public var target: Target
+    /// The answer handed back for the top-most entry popped, in its `popped` event; `nil` sends
+    /// none, `.null` sends `null`.
+    public var result: JSONValue?
+
+    public init(_ target: Target = .top, level: NavigationLevel? = nil, result: JSONValue? = nil) {
+        self.target = target
+        self.level = level
+        self.result = result
+    }
+}
+
+extension PopRequest: Codable {
+    private enum CodingKeys: String, CodingKey { case level, count, to, all, result }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        level = try container.decodeIfPresent(NavigationLevel.self, forKey: .level)
+        var targets: [Target] = []
+        if let count = try container.decodeIfPresent(Int.self, forKey: .count) { targets.append(.count(count)) }
+        if let id = try container.decodeIfPresent(String.self, forKey: .to) { targets.append(.to(id)) }
+        if let all = try container.decodeIfPresent(Bool.self, forKey: .all) {
+            guard all else {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .all, in: container, debugDescription: "all may only be true")
+            }
+            targets.append(.all)
+        }
+        guard targets.count <= 1 else {
+            throw DecodingError.dataCorrupted(
+                .init(codingPath: container.codingPath, debugDescription: "at most one of count, to, all"))
+        }
+        target = targets.first ?? .top
+        result = container.contains(.result) ? try container.decode(JSONValue.self, forKey: .result) : nil
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encodeIfPresent(level, forKey: .level)
+        switch target {
+        case .top: break
+        case .count(let count): try container.encode(count, forKey: .count)
+        case .to(let id): try container.encode(id, forKey: .to)
+        case .all: try container.encode(true, forKey: .all)
+        }
+        try container.encodeIfPresent(result, forKey: .result)
+    }
+}
+
+/// The body of `PUT …/navigation`: the whole navigation to go to in one change, the root path and
+/// the stack of modals, each container with its own path.
+public struct NavigationRequest: Codable, Sendable, Hashable {
+    /// A modal of the new stack: what `POST …/presentations` takes, and its path.
+    public struct Modal: Sendable, Hashable {
+        public var presentation: PresentRequest
+        /// The screens pushed inside it, the first first; `nil` sends none (an empty path). An
+        /// alert-like modal has no path.
+        public var path: [PathEntryRequest]?
+
+        public init(_ presentation: PresentRequest, path: [PathEntryRequest]? = nil) {
+            self.presentation = presentation
+            self.path = path
+        }
+    }
+
+    /// The root path, the first pushed first.
+    public var path: [PathEntryRequest]
+    /// The modals, bottom first.
+    public var stack: [Modal]
+    /// Remove locked presentations too; `nil` sends nothing.
+    public var force: Bool?
+
+    public init(path: [PathEntryRequest] = [], stack: [Modal] = [], force: Bool? = nil) {
+        self.path = path
+        self.stack = stack
+        self.force = force
+    }
+}
+
+extension NavigationRequest.Modal: Codable {
+    private enum CodingKeys: String, CodingKey { case path }
+
+    /// The present request's members and `path`, in one object.
+    public init(from decoder: any Decoder) throws {
+        presentation = try PresentRequest(from: decoder)
+        path = try decoder.container(keyedBy: CodingKeys.self).decodeIfPresent([PathEntryRequest].self, forKey: .path)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        try presentation.encode(to: encoder)
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encodeIfPresent(path, forKey: .path)
+    }
+}
+
+/// The body of `POST …/links`: a deep link to open.
+public struct LinkRequest: Codable, Sendable, Hashable {
+    /// An absolute URL, 1–2048 characters.
+    public var url: String
+
+    public init(url: String) { self.url = url }
+}
+
 /// The body of `PUT /v1/sessions/{id}`; applies only when the request creates the session.
 public struct CreateSessionRequest: Codable, Sendable, Hashable {
     /// Seconds the session lives after its last change (1 to 30 days); `nil` for the server's default.

@@ -1,30 +1,43 @@
 import Foundation
 
-/// One step of a transition plan; every `dismiss` comes before every `present`.
+/// One step of a transition plan, to be played in order: modals that leave are dismissed top-down
+/// (their paths go with them), then entries that leave the levels that stay are popped, then new
+/// entries of those levels are pushed, then new modals are presented bottom-up, each followed by the
+/// pushes of its path.
 public enum TransitionStep: Sendable, Hashable {
     /// Animate this presentation (the top at that point) away.
     case dismiss(String)
     /// Animate this presentation in, on top.
     case present(String)
+    /// Animate this entry (the last of `level`'s path at that point) away.
+    case pop(String, level: NavigationLevel)
+    /// Animate this entry in, on top of `level`'s path.
+    case push(String, level: NavigationLevel)
 }
 
 extension TransitionStep: Codable {
-    private enum CodingKeys: String, CodingKey { case dismiss, present }
+    private enum CodingKeys: String, CodingKey { case dismiss, present, pop, push, level }
 
+    /// `{"dismiss": id}`, `{"present": id}`, `{"pop": id, "level": L}` or `{"push": id, "level": L}`.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        switch (
-            try container.decodeIfPresent(String.self, forKey: .dismiss),
-            try container.decodeIfPresent(String.self, forKey: .present)
-        )
-        {
-        case (let id?, nil): self = .dismiss(id)
-        case (nil, let id?): self = .present(id)
-        default:
+        let steps: [CodingKeys] = [.dismiss, .present, .pop, .push].filter(container.contains)
+        guard steps.count == 1, let step = steps.first else {
             throw DecodingError.dataCorrupted(
-                .init(
-                    codingPath: decoder.codingPath, debugDescription: "a step is {\"dismiss\": id} or {\"present\": id}"
-                ))
+                .init(codingPath: decoder.codingPath, debugDescription: "a step has one of dismiss, present, pop, push")
+            )
+        }
+        let id = try container.decode(String.self, forKey: step)
+        switch step {
+        case .dismiss, .present:
+            guard !container.contains(.level) else {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .level, in: container, debugDescription: "a modal's step has no level")
+            }
+            self = step == .dismiss ? .dismiss(id) : .present(id)
+        default:
+            let level = try container.decode(NavigationLevel.self, forKey: .level)
+            self = step == .pop ? .pop(id, level: level) : .push(id, level: level)
         }
     }
 
@@ -33,6 +46,12 @@ extension TransitionStep: Codable {
         switch self {
         case .dismiss(let id): try container.encode(id, forKey: .dismiss)
         case .present(let id): try container.encode(id, forKey: .present)
+        case .pop(let id, let level):
+            try container.encode(id, forKey: .pop)
+            try container.encode(level, forKey: .level)
+        case .push(let id, let level):
+            try container.encode(id, forKey: .push)
+            try container.encode(level, forKey: .level)
         }
     }
 }
@@ -77,6 +96,144 @@ public struct DismissResponse: Codable, Sendable, Hashable {
 
 /// The answer of `PUT …/stack` has the same members as a dismiss's.
 public typealias ReplaceStackResponse = DismissResponse
+
+/// The answer of `PUT …/navigation`: the modals that left (top first, with their paths), what was
+/// promoted, the plan and the session.
+public typealias NavigationResponse = DismissResponse
+
+/// A push onto a level's path, new (`201`) or updating the level's last entry in place (`200`).
+public struct PushResponse: Codable, Sendable, Hashable {
+    /// The entry pushed or updated (the last of its level's path).
+    public var entry: PathEntry
+    /// The level it was pushed onto.
+    public var level: NavigationLevel
+    /// The steps from the navigation before to the one after.
+    public var transition: [TransitionStep]
+    public var session: Session
+}
+
+/// What a pop removed from a level's path.
+public struct PopResponse: Codable, Sendable, Hashable {
+    /// The entries popped, the top-most first.
+    public var popped: [PathEntry]
+    /// The level they were popped from.
+    public var level: NavigationLevel
+    public var transition: [TransitionStep]
+    public var session: Session
+}
+
+/// Where an entry is (`GET …/path/{entryId}`).
+public struct PathEntryPlace: Codable, Sendable, Hashable {
+    public var level: NavigationLevel
+    /// Its index in the level's path: 0 is the first pushed.
+    public var position: Int
+    public var entry: PathEntry
+}
+
+/// A route of the catalog, as declared.
+public struct LinkRoute: Codable, Sendable, Hashable {
+    /// Its name, when it has one.
+    public var name: String?
+    /// Its URL pattern, such as `/downloads/{itemId}`.
+    public var url: String
+
+    public init(name: String? = nil, url: String) {
+        self.name = name
+        self.url = url
+    }
+}
+
+/// What a route does with a link.
+public enum LinkAction: String, Codable, Sendable, Hashable, CaseIterable {
+    /// Goes to a whole navigation (`PUT …/navigation`).
+    case navigate
+    /// Pushes onto the top level.
+    case push
+    /// Presents a modal.
+    case present
+    /// Replaces the top level's path.
+    case replacePath
+}
+
+/// A link opened in a session (`POST …/links`): the route that matched, what it did, and the
+/// answer of the change it made.
+public struct LinkResponse: Codable, Sendable, Hashable {
+    public var route: LinkRoute
+    public var action: LinkAction
+    /// The modals that left, top first.
+    public var dismissed: [Presentation]
+    public var promoted: [Presentation]
+    public var transition: [TransitionStep]
+    public var session: Session
+}
+
+/// What a link would do (`GET /v1/links/resolve`), without a session: the route that matched and
+/// the request it would apply.
+public struct LinkResolution: Sendable, Hashable {
+    /// The request a route makes of a link, by its action.
+    public enum Request: Sendable, Hashable {
+        /// A whole navigation: the body of `PUT …/navigation`.
+        case navigate(NavigationRequest)
+        /// A push onto the top level.
+        case push(PushRequest)
+        /// A present.
+        case present(PresentRequest)
+        /// The top level's new path.
+        case replacePath([PathEntryRequest])
+
+        /// The action that makes this request.
+        public var action: LinkAction {
+            switch self {
+            case .navigate: .navigate
+            case .push: .push
+            case .present: .present
+            case .replacePath: .replacePath
+            }
+        }
+    }
+
+    public var route: LinkRoute
+    /// Whether everything is cleared first (a push or a present only).
+    public var clear: Bool
+    public var request: Request
+    /// What the route does.
+    public var action: LinkAction { request.action }
+}
+
+extension LinkResolution: Codable {
+    private enum CodingKeys: String, CodingKey { case route, action, clear, request }
+
+    /// The body `{path: [...]}` of a `replacePath` request.
+    private struct ReplacePathBody: Codable {
+        var path: [PathEntryRequest]
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        route = try container.decode(LinkRoute.self, forKey: .route)
+        clear = try container.decode(Bool.self, forKey: .clear)
+        switch try container.decode(LinkAction.self, forKey: .action) {
+        case .navigate: request = .navigate(try container.decode(NavigationRequest.self, forKey: .request))
+        case .push: request = .push(try container.decode(PushRequest.self, forKey: .request))
+        case .present: request = .present(try container.decode(PresentRequest.self, forKey: .request))
+        case .replacePath:
+            request = .replacePath(try container.decode(ReplacePathBody.self, forKey: .request).path)
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(route, forKey: .route)
+        try container.encode(action, forKey: .action)
+        try container.encode(clear, forKey: .clear)
+        switch request {
+        case .navigate(let body): try container.encode(body, forKey: .request)
+        case .push(let body): try container.encode(body, forKey: .request)
+        case .present(let body): try container.encode(body, forKey: .request)
+        case .replacePath(let path): try container.encode(ReplacePathBody(path: path), forKey: .request)
+        }
+    }
+}
 
 /// The plan from the stack at version `from` (`0`: an empty stack) to the current one, `to`.
 public struct TransitionResponse: Codable, Sendable, Hashable {
@@ -146,14 +303,46 @@ extension Destinations: Codable {
 }
 
 /// One declared destination (a case of the app's navigation enum).
-public struct CatalogDestination: Codable, Sendable, Hashable {
+public struct CatalogDestination: Sendable, Hashable {
     public var name: String
     /// The styles it may be presented with.
     public var styles: [ModalStyle.Kind]
+    /// Whether it may be pushed onto a path (the style `push` in the catalog).
+    public var allowsPush: Bool
     /// Its payload schema (a subset of JSON Schema) as written; `nil` when any payload is accepted.
     public var payload: JSONValue?
     /// A sentence for people.
     public var summary: String?
+}
+
+extension CatalogDestination: Codable {
+    private enum CodingKeys: String, CodingKey { case name, styles, payload, summary }
+
+    /// `styles` lists modal styles and `push`, in the catalog's order.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        name = try container.decode(String.self, forKey: .name)
+        let names = try container.decode([String].self, forKey: .styles)
+        styles = try names.filter { $0 != "push" }.map { name in
+            guard let kind = ModalStyle.Kind(rawValue: name) else {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .styles, in: container, debugDescription: "unknown style \(name)")
+            }
+            return kind
+        }
+        allowsPush = names.contains("push")
+        payload = try container.decodeIfPresent(JSONValue.self, forKey: .payload)
+        summary = try container.decodeIfPresent(String.self, forKey: .summary)
+    }
+
+    /// Writes `push` after the modal styles.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(name, forKey: .name)
+        try container.encode(styles.map(\.rawValue) + (allowsPush ? ["push"] : []), forKey: .styles)
+        try container.encodeIfPresent(payload, forKey: .payload)
+        try container.encodeIfPresent(summary, forKey: .summary)
+    }
 }
 
 /// One session as `GET /v1/sessions` lists it.

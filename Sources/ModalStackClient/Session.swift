@@ -1,6 +1,7 @@
 import Foundation
 
-/// The modal navigation state of one app session.
+/// The navigation state of one app session: the modals on screen and waiting, and the screens pushed
+/// inside the root view and inside each container modal.
 public struct Session: Sendable, Hashable, Identifiable {
     public var id: String
     /// 1 when first written, +1 on every change; the entity tag is `"<version>"`.
@@ -8,6 +9,8 @@ public struct Session: Sendable, Hashable, Identifiable {
     public var createdAt: Date
     /// The time of the last change.
     public var updatedAt: Date
+    /// The root level's pushed screens, the first pushed first (``PathLevel/root``).
+    public var path: [PathEntry]
     /// The presented entries, bottom first; at most one is alert-like, and then it is the last.
     public var stack: [Presentation]
     /// The last element of `stack`, what the user sees.
@@ -20,13 +23,14 @@ public struct Session: Sendable, Hashable, Identifiable {
     public var expiresAt: Date
 
     public init(
-        id: String, version: Int64, createdAt: Date, updatedAt: Date, stack: [Presentation], queue: [Presentation],
-        ttl: Int64, expiresAt: Date
+        id: String, version: Int64, createdAt: Date, updatedAt: Date, path: [PathEntry] = [], stack: [Presentation],
+        queue: [Presentation], ttl: Int64, expiresAt: Date
     ) {
         self.id = id
         self.version = version
         self.createdAt = createdAt
         self.updatedAt = updatedAt
+        self.path = path
         self.stack = stack
         self.top = stack.last
         self.queue = queue
@@ -37,7 +41,7 @@ public struct Session: Sendable, Hashable, Identifiable {
 
 extension Session: Codable {
     private enum CodingKeys: String, CodingKey {
-        case id, version, createdAt, updatedAt, stack, top, queue, ttl, expiresAt
+        case id, version, createdAt, updatedAt, path, stack, top, queue, ttl, expiresAt
     }
 
     public init(from decoder: any Decoder) throws {
@@ -46,6 +50,7 @@ extension Session: Codable {
         version = try container.decode(Int64.self, forKey: .version)
         createdAt = try container.decode(Date.self, forKey: .createdAt)
         updatedAt = try container.decode(Date.self, forKey: .updatedAt)
+        path = try container.decode([PathEntry].self, forKey: .path)
         stack = try container.decode([Presentation].self, forKey: .stack)
         top = try container.decode(Presentation?.self, forKey: .top)
         queue = try container.decode([Presentation].self, forKey: .queue)
@@ -59,10 +64,42 @@ extension Session: Codable {
         try container.encode(version, forKey: .version)
         try container.encode(createdAt, forKey: .createdAt)
         try container.encode(updatedAt, forKey: .updatedAt)
+        try container.encode(path, forKey: .path)
         try container.encode(stack, forKey: .stack)
         try container.encode(top, forKey: .top)
         try container.encode(queue, forKey: .queue)
         try container.encode(ttl, forKey: .ttl)
         try container.encode(expiresAt, forKey: .expiresAt)
+    }
+}
+
+extension Session {
+    /// The path of `level`: the root's, or that of the container presentation with that id on the
+    /// stack; `nil` when the stack holds no such container.
+    public func path(of level: NavigationLevel) -> [PathEntry]? {
+        switch level {
+        case .root: path
+        case .presentation(let id): stack.first { $0.id == id && !$0.style.kind.isAlertLike }?.path
+        }
+    }
+
+    /// The level a push or a pop that names none goes to: the top-most container on the stack
+    /// (beneath an alert-like top), else the root.
+    public var defaultLevel: NavigationLevel {
+        stack.last { !$0.style.kind.isAlertLike }.map { .presentation($0.id) } ?? .root
+    }
+
+    /// Runs `edit` on `level`'s path; false when there is no such level (see ``path(of:)``) or
+    /// `edit` returns false.
+    mutating func editPath(of level: NavigationLevel, _ edit: (inout [PathEntry]) -> Bool) -> Bool {
+        switch level {
+        case .root:
+            return edit(&path)
+        case .presentation(let id):
+            guard let index = stack.firstIndex(where: { $0.id == id && !$0.style.kind.isAlertLike }) else {
+                return false
+            }
+            return edit(&stack[index].path)
+        }
     }
 }

@@ -2,23 +2,27 @@ import Foundation
 import Observation
 
 /// One session as an app shows it: the state the server confirmed, the changes this app sent and
-/// is waiting for shown as if done, and what each level of the view hierarchy presents.
+/// is waiting for shown as if done, what each level of the view hierarchy presents, and the screens
+/// pushed inside each level.
 ///
 /// ```swift
 /// let model = ModalStackSession(sessionID: "user-42", client: client)
 /// Task { await model.follow() }      // the server's changes, as they happen
 /// model.present(PresentRequest(destination: "settings"))
+/// model.push(PushRequest(destination: "privacy"))   // inside the settings sheet
+/// model.userPopped(level: .presentation(settingsID))  // the user swiped back
 /// model.userDismissed(level: 0)      // the user swiped the sheet down
 /// ```
 ///
-/// Every intent (``present(_:)``, ``dismiss(_:)``, ``answer(buttonID:)``, ``userDismissed(level:)``)
-/// changes ``state`` at once, as the app predicts it, sends the change, and then shows what the
-/// server answered; a refusal takes the prediction back and sets ``lastError``. The prediction
-/// knows the shape of a change (what is pushed, queued or removed), not the rules: whether a
-/// present may go on the stack or a locked sheet may go is the server's answer.
+/// Every intent (``present(_:)``, ``dismiss(_:)``, ``answer(buttonID:)``, ``userDismissed(level:)``,
+/// ``push(_:)``, ``pop(_:)``, ``userPopped(level:count:)``) changes ``state`` at once, as the app
+/// predicts it, sends the change, and then shows what the server answered; a refusal takes the
+/// prediction back and sets ``lastError``. The prediction knows the shape of a change (what is
+/// presented, pushed, queued or removed), not the rules: whether a present may go on the stack, a
+/// locked sheet may go or a pop finds its entries is the server's answer.
 ///
 /// All the logic a SwiftUI binding needs is here, so that it can be tested where SwiftUI does not
-/// exist; `View.modalStack(_:content:)` only reads it.
+/// exist; `View.modalStack(_:destination:dialog:)` only reads it.
 @MainActor
 @Observable
 public final class ModalStackSession {
@@ -66,6 +70,25 @@ public final class ModalStackSession {
         let levels = levels
         guard levels.indices.contains(level), levels[level].style.kind == kind else { return nil }
         return levels[level]
+    }
+
+    // MARK: Paths to show
+
+    /// The screens pushed inside the root view, the first first: what the root's
+    /// `NavigationStack(path:)` shows.
+    public var rootPath: [PathEntry] { state?.path ?? [] }
+
+    /// The screens pushed inside `level`, the first first: the root's, or those of the container
+    /// presentation with that id (each of ``levels`` has its own); `[]` when it is not on the stack.
+    public func path(at level: NavigationLevel) -> [PathEntry] {
+        state?.path(of: level) ?? []
+    }
+
+    /// `level`'s path for a `NavigationStack(path:)`, bound as `Bindable(model)[dynamicMember: \.[pathOf: level]]`:
+    /// it reads ``path(at:)``, and what the stack writes back is ``userSetPath(_:at:)``.
+    subscript(pathOf level: NavigationLevel) -> [PathEntry] {
+        get { path(at: level) }
+        set { userSetPath(newValue, at: level) }
     }
 
     // MARK: Following the server
@@ -123,6 +146,50 @@ public final class ModalStackSession {
         return dismiss(DismissRequest(.presentation(levels[level].id)))
     }
 
+    /// Pushes a screen onto a level's path (by default the top-most container, else the root), or
+    /// updates the level's last entry in place when it has the same key and destination.
+    @discardableResult
+    public func push(_ request: PushRequest) -> Task<Void, Never> {
+        send(.push(request)) { client, id in try await client.push(request, in: id).session }
+    }
+
+    /// Pops what `request` says: the last entry of the top-most container's path (else the root's)
+    /// by default.
+    @discardableResult
+    public func pop(_ request: PopRequest = PopRequest()) -> Task<Void, Never> {
+        send(.pop(request)) { client, id in try await client.pop(request, in: id).session }
+    }
+
+    /// The user went back `count` screens in `level` (a back swipe, or the back button): shown at
+    /// once, then sent as a pop. Nothing is sent when the level does not have that many entries.
+    ///
+    /// The pop names the entry the user went back to (`to`), or the whole path when they went
+    /// back to the level's own screen: a screen another client pushed meanwhile, which the user
+    /// did not see, goes too, rather than the one they saw staying. An entry whose push is still
+    /// waiting for its answer has no id the server knows: then the pop counts.
+    @discardableResult
+    public func userPopped(level: NavigationLevel, count: Int = 1) -> Task<Void, Never> {
+        let path = path(at: level)
+        guard count > 0, count <= path.count else { return Task {} }
+        let target: PopRequest.Target =
+            switch path.dropLast(count).last {
+            case nil: .all
+            case let kept? where kept.id.hasPrefix("pending-"): .count(count)
+            case let kept?: .to(kept.id)
+            }
+        return pop(PopRequest(target, level: level))
+    }
+
+    /// What a `NavigationStack(path:)` bound to ``path(at:)`` writes back: a shorter path that
+    /// begins the same is the user going back (``userPopped(level:count:)``). Anything else is not
+    /// the user's to make and is ignored: the app pushes with ``push(_:)``.
+    @discardableResult
+    public func userSetPath(_ newPath: [PathEntry], at level: NavigationLevel) -> Task<Void, Never> {
+        let path = path(at: level)
+        guard newPath.count < path.count, path.starts(with: newPath, by: { $0.id == $1.id }) else { return Task {} }
+        return userPopped(level: level, count: path.count - newPath.count)
+    }
+
     // MARK: Reconciling
 
     private struct PendingChange {
@@ -134,6 +201,8 @@ public final class ModalStackSession {
     enum Intent {
         case present(PresentRequest)
         case dismiss(DismissRequest)
+        case push(PushRequest)
+        case pop(PopRequest)
     }
 
     /// Shows `intent` as done, sends it with `operation`, then shows the answer or takes the prediction back.
@@ -174,7 +243,8 @@ public final class ModalStackSession {
 
 extension Session {
     /// The session as `intent` would leave it by its shape alone (no rule is checked, nothing is
-    /// promoted, the version stays): what to show until the server answers.
+    /// promoted, the version stays): what to show until the server answers. What the server would
+    /// refuse (a taken key, a level or entry that is not there) is predicted to change nothing.
     func predicting(_ intent: ModalStackSession.Intent) -> Session {
         var next = self
         switch intent {
@@ -207,6 +277,30 @@ extension Session {
             case .presentation(let id):
                 if let index = stack.firstIndex(where: { $0.id == id }) { next.stack = Array(stack[..<index]) }
                 next.queue.removeAll { $0.id == id }
+            }
+        case .push(let request):
+            let key = request.key ?? request.destination
+            _ = next.editPath(of: request.level ?? defaultLevel) { path in
+                if let last = path.last, last.key == key, last.destination == request.destination {
+                    path[path.count - 1].payload = request.payload ?? [:]
+                } else if !path.contains(where: { $0.key == key }) {
+                    path.append(
+                        PathEntry(
+                            id: "pending-" + UUID().uuidString, destination: request.destination, key: key,
+                            payload: request.payload ?? [:], pushedAt: Date()))
+                }
+                return true
+            }
+        case .pop(let request):
+            _ = next.editPath(of: request.level ?? defaultLevel) { path in
+                switch request.target {
+                case .top: path = Array(path.dropLast())
+                case .count(let count): if count <= path.count { path = Array(path.dropLast(max(0, count))) }
+                case .to(let id):
+                    if let index = path.firstIndex(where: { $0.id == id }) { path = Array(path[...index]) }
+                case .all: path = []
+                }
+                return true
             }
         }
         next.top = next.stack.last

@@ -4,21 +4,29 @@
     import SwiftUI
 
     extension View {
-        /// Presents a ``ModalStackSession``'s stack from the root view: each level as a nested
-        /// `.sheet` (with its detents and `interactiveDismissDisabled`), `.fullScreenCover` or
-        /// `.popover` showing `destination`, an alert or confirmation dialog on top with its buttons
-        /// and roles (a tap answers it with the button's id), and a custom or progress dialog on
-        /// top as an overlay showing `dialog`. A swipe-down reports ``ModalStackSession/userDismissed(level:)``.
+        /// Presents a ``ModalStackSession``'s navigation from the root view. Each level (the root
+        /// view, and each presented sheet, cover or popover) is a `NavigationStack` showing that
+        /// level's path (``ModalStackSession/path(at:)``); each modal level is a nested `.sheet`
+        /// (with its detents and `interactiveDismissDisabled`), `.fullScreenCover` or `.popover`.
+        /// One view builder, `destination`, draws both: presented modals (``Screen/presented(_:)``)
+        /// and pushed screens (``Screen/pushed(_:)``). An alert or confirmation dialog on top shows
+        /// its buttons and roles (a tap answers it with the button's id), and a custom or progress
+        /// dialog on top is an overlay showing `dialog`. A swipe-down reports
+        /// ``ModalStackSession/userDismissed(level:)``, a back swipe or back button
+        /// ``ModalStackSession/userPopped(level:count:)``.
+        ///
+        /// The root view is wrapped in a `NavigationStack` of its own: do not put it inside another.
         ///
         /// Not compiled in this project's CI (Linux has no SwiftUI): it is a thin reading of the
         /// model, whose logic is tested there.
         ///
         /// ```swift
         /// RootView()
-        ///     .modalStack(model) { presentation in
-        ///         switch presentation.destination {
+        ///     .modalStack(model) { screen in
+        ///         switch screen.destination {
         ///         case "settings": SettingsView()
-        ///         default: Text(presentation.destination)
+        ///         case "privacy": PrivacyView()    // pushed inside the settings sheet
+        ///         default: Text(screen.destination)
         ///         }
         ///     } dialog: { presentation in
         ///         PaywallDialog(payload: presentation.payload)
@@ -26,10 +34,28 @@
         /// ```
         public func modalStack<Destination: View, Dialog: View>(
             _ model: ModalStackSession,
-            @ViewBuilder destination: @escaping (Presentation) -> Destination,
+            @ViewBuilder destination: @escaping (Screen) -> Destination,
             @ViewBuilder dialog: @escaping (Presentation) -> Dialog
         ) -> some View {
-            modifier(ModalStackLevel(model: model, level: 0, destination: destination, dialog: dialog))
+            PathStack(model: model, level: .root, root: self, destination: destination)
+                .modifier(ModalStackLevel(model: model, level: 0, destination: destination, dialog: dialog))
+        }
+    }
+
+    /// One level's `NavigationStack`: `root`, with the level's pushed screens on top of it, each
+    /// drawn by `destination`.
+    private struct PathStack<Root: View, Destination: View>: View {
+        let model: ModalStackSession
+        let level: NavigationLevel
+        let root: Root
+        let destination: (Screen) -> Destination
+
+        var body: some View {
+            // A binding through a key path of the model rather than `Binding(get:set:)`: no closure
+            // whose isolation depends on how the SDK declares that initializer.
+            NavigationStack(path: Bindable(model)[dynamicMember: \.[pathOf: level]]) {
+                root.navigationDestination(for: PathEntry.self) { entry in destination(.pushed(entry)) }
+            }
         }
     }
 
@@ -37,7 +63,7 @@
     private struct ModalStackLevel<Destination: View, Dialog: View>: ViewModifier {
         let model: ModalStackSession
         let level: Int
-        let destination: (Presentation) -> Destination
+        let destination: (Screen) -> Destination
         let dialog: (Presentation) -> Dialog
 
         func body(content: Content) -> some View {
@@ -68,10 +94,14 @@
             )
         }
 
+        /// The presented level: its own navigation stack, presenting the level above it.
         private func next(_ presentation: Presentation) -> AnyView {
             AnyView(
-                destination(presentation)
-                    .modifier(ModalStackLevel(model: model, level: level + 1, destination: destination, dialog: dialog))
+                PathStack(
+                    model: model, level: .presentation(presentation.id), root: destination(.presented(presentation)),
+                    destination: destination
+                )
+                .modifier(ModalStackLevel(model: model, level: level + 1, destination: destination, dialog: dialog))
             )
         }
 

@@ -300,7 +300,7 @@ struct NavigationEndpointTests {
                 }
             }
         }
-        writers.forEach { $0.start() }
+        for writer in writers { writer.start() }
         defer { stop.withLock { $0 = true } }
         #expect(
             waitUntil(timeout: .seconds(30), pollingEvery: .milliseconds(5)) {

@@ -1,10 +1,12 @@
 import Foundation
 import Glibc
+import ModalStackClient
 import ModalStackTestSupport
 import Synchronization
 import Testing
 
-// What ClientOperationTests share: the servers they run against, and a proxy that cuts connections.
+// What the client's tests against a server share: the servers they run against, helpers, and a
+// proxy that cuts connections.
 
 // MARK: - A server per suite
 
@@ -30,6 +32,18 @@ struct RunningServer: SuiteTrait, TestScoping {
 extension Trait where Self == RunningServer {
     /// One server for the suite, started with `arguments`.
     static func server(_ arguments: [String]) -> Self { RunningServer(arguments: arguments) }
+}
+
+/// A session id of its own for one test: `label` and a random suffix.
+func uniqueSessionID(_ label: String) -> String { "\(label)-\(UUID().uuidString.prefix(8).lowercased())" }
+
+/// The refusal `body` must throw.
+func refusal(
+    sourceLocation: SourceLocation = #_sourceLocation, _ body: () async throws -> some Any
+) async throws -> ModalStackError {
+    try #require(
+        await #expect(throws: ModalStackError.self, sourceLocation: sourceLocation) { _ = try await body() },
+        sourceLocation: sourceLocation)
 }
 
 /// Polls `condition` every 10 ms until it holds (true) or `timeout` has passed (false); on the

@@ -31,24 +31,13 @@ private func makeClient(
         configuration: configuration)
 }
 
-private func uniqueSessionID(_ label: String) -> String { "\(label)-\(UUID().uuidString.prefix(8).lowercased())" }
-
 private struct Unexpected: Error, CustomStringConvertible {
     var description: String
 }
 
-/// The refusal `body` must throw.
-private func refusal(
-    sourceLocation: SourceLocation = #_sourceLocation, _ body: () async throws -> some Any
-) async throws -> ModalStackError {
-    try #require(
-        await #expect(throws: ModalStackError.self, sourceLocation: sourceLocation) { _ = try await body() },
-        sourceLocation: sourceLocation)
-}
-
 extension PresentOutcome {
-    /// The answer of a present that must have pushed on top.
-    fileprivate func pushed() throws -> PresentResponse {
+    /// The answer of a present that must have gone on top.
+    fileprivate func presentedOnTop() throws -> PresentResponse {
         guard case .presented(let answer) = self else { throw Unexpected(description: "not presented: \(self)") }
         return answer
     }
@@ -61,18 +50,18 @@ extension PresentOutcome {
 }
 
 extension ModalStackClient {
-    /// Pushes a presentation of `destination` (a sheet unless `style` says otherwise) and returns it.
-    fileprivate func push(
+    /// Presents `destination` on top (a sheet unless `style` says otherwise) and returns it.
+    fileprivate func presentOnTop(
         _ destination: String, _ style: PresentRequest.Style = .sheet(), locked: Bool? = nil, in sessionID: String
     ) async throws -> Presentation {
         try await present(PresentRequest(destination: destination, style: style, locked: locked), in: sessionID)
-            .pushed().presentation
+            .presentedOnTop().presentation
     }
 
-    /// Pushes sheets of `destinations`, bottom first, and returns them.
-    fileprivate func pushSheets(_ destinations: [String], in sessionID: String) async throws -> [Presentation] {
+    /// Presents sheets of `destinations`, bottom first, and returns them.
+    fileprivate func presentSheets(_ destinations: [String], in sessionID: String) async throws -> [Presentation] {
         var presented: [Presentation] = []
-        for destination in destinations { presented.append(try await push(destination, in: sessionID)) }
+        for destination in destinations { presented.append(try await presentOnTop(destination, in: sessionID)) }
         return presented
     }
 }
@@ -127,7 +116,7 @@ extension ClientOperationTests {
         func deleteSession() async throws {
             let client = try makeClient()
             let id = uniqueSessionID("delete")
-            _ = try await client.push("settings", in: id)
+            _ = try await client.presentOnTop("settings", in: id)
             try await client.deleteSession(id)
             let error = try await refusal { try await client.session(id) }
             guard case .sessionNotFound(let problem) = error else { throw Unexpected(description: "\(error)") }
@@ -142,9 +131,9 @@ extension ClientOperationTests {
             #expect(client.lastSeenVersion(of: id) == nil)
             _ = try await client.createSession(id)
             #expect(client.lastSeenVersion(of: id) == 1)
-            _ = try await client.push("settings", in: id)
+            _ = try await client.presentOnTop("settings", in: id)
             #expect(client.lastSeenVersion(of: id) == 2)
-            _ = try await other.push("help", in: id)
+            _ = try await other.presentOnTop("help", in: id)
             #expect(client.lastSeenVersion(of: id) == 2, "another client's change is not seen until read")
             _ = try await client.session(id)
             #expect(client.lastSeenVersion(of: id) == 3)
@@ -178,7 +167,7 @@ extension ClientOperationTests {
                 return metrics.split(separator: "\n").contains("modalstack_long_polls_waiting 1")
             }
             #expect(held, "the long poll was not held")
-            let sheet = try await writer.push("settings", in: id)
+            let sheet = try await writer.presentOnTop("settings", in: id)
             let changed = try #require(try await poll.value)
             #expect(changed.version == 2)
             #expect(changed.top?.id == sheet.id)
@@ -252,12 +241,12 @@ struct StyleCase: Sendable, CustomTestStringConvertible {
 extension ClientOperationTests {
     @Suite("Presenting")
     struct Presenting {
-        @Test("present pushes every style with its fields, as the server then serves it", arguments: StyleCase.all)
+        @Test("present puts every style on top with its fields, as the server then serves it", arguments: StyleCase.all)
         func presentsStyle(_ style: StyleCase) async throws {
             let client = try makeClient()
             let id = uniqueSessionID("style")
             let answer = try await client.present(PresentRequest(destination: "screen", style: style.request), in: id)
-                .pushed()
+                .presentedOnTop()
             let presentation = answer.presentation
             #expect(presentation.style == style.expected)
             #expect(ModalStyle(style.request) == style.expected, "the model's prediction of the served style")
@@ -274,7 +263,7 @@ extension ClientOperationTests {
             let id = uniqueSessionID("options")
             let request = PresentRequest(
                 destination: "checkout", key: "order-17", payload: ["amount": 12.5, "items": ["a", "b"]], locked: true)
-            let presentation = try await client.present(request, in: id).pushed().presentation
+            let presentation = try await client.present(request, in: id).presentedOnTop().presentation
             #expect(presentation.destination == "checkout")
             #expect(presentation.key == "order-17")
             #expect(presentation.payload == ["amount": 12.5, "items": ["a", "b"]])
@@ -285,7 +274,7 @@ extension ClientOperationTests {
         func queuedBehindAnAlert() async throws {
             let client = try makeClient()
             let id = uniqueSessionID("queue")
-            let alert = try await client.push("confirm", .alert(title: "Sure?"), in: id)
+            let alert = try await client.presentOnTop("confirm", .alert(title: "Sure?"), in: id)
             let first = try await client.present(PresentRequest(destination: "a", whenBlocked: .queue), in: id).queued()
             let second = try await client.present(PresentRequest(destination: "b"), in: id).queued()
             #expect(first.position == 0)
@@ -305,7 +294,7 @@ extension ClientOperationTests {
             let client = try makeClient()
             let id = uniqueSessionID("update")
             let first = PresentRequest(destination: "profile", payload: ["userId": 1])
-            let original = try await client.present(first, in: id).pushed().presentation
+            let original = try await client.present(first, in: id).presentedOnTop().presentation
             let outcome = try await client.present(
                 PresentRequest(destination: "profile", payload: ["userId": 2]), in: id)
             guard case .updated(let answer) = outcome else { throw Unexpected(description: "not updated: \(outcome)") }
@@ -353,7 +342,7 @@ extension ClientOperationTests {
         func dismissForm(_ form: DismissForm) async throws {
             let client = try makeClient()
             let id = uniqueSessionID("dismiss")
-            let stack = try await client.pushSheets(["a", "b", "c"], in: id)
+            let stack = try await client.presentSheets(["a", "b", "c"], in: id)
             let answer = try await client.dismiss(form.request(stack), in: id)
             #expect(answer.dismissed.map(\.destination) == form.dismissed)
             #expect(answer.dismissed.allSatisfy { $0.state == .dismissed && $0.dismissedAt != nil })
@@ -366,7 +355,7 @@ extension ClientOperationTests {
         func alertResult() async throws {
             let client = try makeClient()
             let id = uniqueSessionID("result")
-            let alert = try await client.push("deleteConfirm", deleteAlert, in: id)
+            let alert = try await client.presentOnTop("deleteConfirm", deleteAlert, in: id)
             let answer = try await client.dismiss(DismissRequest(result: ["buttonId": "delete"]), in: id)
             #expect(answer.dismissed.map(\.id) == [alert.id])
             let read = try await client.presentation(alert.id, in: id)
@@ -379,7 +368,7 @@ extension ClientOperationTests {
         func forceDismissesLocked() async throws {
             let client = try makeClient()
             let id = uniqueSessionID("force")
-            let locked = try await client.push("payment", locked: true, in: id)
+            let locked = try await client.presentOnTop("payment", locked: true, in: id)
             let answer = try await client.dismiss(DismissRequest(force: true), in: id)
             #expect(answer.dismissed.map(\.id) == [locked.id])
             #expect(answer.session.stack.isEmpty)
@@ -389,7 +378,7 @@ extension ClientOperationTests {
         func deletePresentation() async throws {
             let client = try makeClient()
             let id = uniqueSessionID("delete")
-            let stack = try await client.pushSheets(["a", "b", "c"], in: id)
+            let stack = try await client.presentSheets(["a", "b", "c"], in: id)
             let answer = try await client.deletePresentation(stack[1].id, in: id)
             #expect(answer.dismissed.map(\.id) == [stack[2].id, stack[1].id])
             #expect(answer.session.stack.map(\.id) == [stack[0].id])
@@ -399,7 +388,7 @@ extension ClientOperationTests {
         func deleteLockedWithForce() async throws {
             let client = try makeClient()
             let id = uniqueSessionID("delete")
-            let locked = try await client.push("payment", locked: true, in: id)
+            let locked = try await client.presentOnTop("payment", locked: true, in: id)
             let answer = try await client.deletePresentation(locked.id, in: id, force: true)
             #expect(answer.dismissed.map(\.id) == [locked.id])
             #expect(answer.session.stack.isEmpty)
@@ -409,7 +398,7 @@ extension ClientOperationTests {
         func deleteCancelsQueued() async throws {
             let client = try makeClient()
             let id = uniqueSessionID("cancel")
-            let alert = try await client.push("confirm", .alert(title: "Sure?"), in: id)
+            let alert = try await client.presentOnTop("confirm", .alert(title: "Sure?"), in: id)
             let queued = try await client.present(PresentRequest(destination: "later"), in: id).queued().presentation
             let answer = try await client.deletePresentation(queued.id, in: id)
             #expect(answer.dismissed.map(\.id) == [queued.id])
@@ -424,7 +413,7 @@ extension ClientOperationTests {
         func deleteAlertRecordsCancel() async throws {
             let client = try makeClient()
             let id = uniqueSessionID("cancel")
-            let alert = try await client.push("deleteConfirm", deleteAlert, in: id)
+            let alert = try await client.presentOnTop("deleteConfirm", deleteAlert, in: id)
             let answer = try await client.deletePresentation(alert.id, in: id)
             #expect(answer.dismissed.first?.answeredButtonID == "cancel")
         }
@@ -441,7 +430,7 @@ extension ClientOperationTests {
             let client = try makeClient()
             let id = uniqueSessionID("patch")
             let sheet = try await client.present(PresentRequest(destination: "help", payload: ["text": "Hi"]), in: id)
-                .pushed().presentation
+                .presentedOnTop().presentation
             let answer = try await client.update(sheet.id, in: id, with: UpdateRequest(payload: ["text": "Hello"]))
             #expect(answer.presentation.id == sheet.id)
             #expect(answer.presentation.payload == ["text": "Hello"])
@@ -453,7 +442,7 @@ extension ClientOperationTests {
         func updateProgress() async throws {
             let client = try makeClient()
             let id = uniqueSessionID("patch")
-            let progress = try await client.push("sync", .progress(message: "Starting", total: 10), in: id)
+            let progress = try await client.presentOnTop("sync", .progress(message: "Starting", total: 10), in: id)
             let answer = try await client.update(
                 progress.id, in: id, with: UpdateRequest(message: "Halfway", completed: 5))
             #expect(answer.presentation.style == .progress(message: "Halfway", total: 10, completed: 5))
@@ -464,7 +453,7 @@ extension ClientOperationTests {
         func replaceStack() async throws {
             let client = try makeClient()
             let id = uniqueSessionID("replace")
-            let old = try await client.pushSheets(["a", "b"], in: id)
+            let old = try await client.presentSheets(["a", "b"], in: id)
             let request = ReplaceStackRequest(stack: [
                 PresentRequest(destination: "a", payload: ["page": 2]), PresentRequest(destination: "c"),
             ])
@@ -490,8 +479,8 @@ extension ClientOperationTests {
         func eventsPaging() async throws {
             let client = try makeClient()
             let id = uniqueSessionID("events")
-            let a = try await client.push("a", in: id)  // v1: sessionCreated, presented
-            _ = try await client.push("b", in: id)  // v2: presented
+            let a = try await client.presentOnTop("a", in: id)  // v1: sessionCreated, presented
+            _ = try await client.presentOnTop("b", in: id)  // v2: presented
             _ = try await client.dismiss(in: id)  // v3: dismissed
             _ = try await client.dismiss(in: id)  // v4: dismissed
             var pages: [EventsPage] = []
@@ -516,8 +505,8 @@ extension ClientOperationTests {
         func transitionFrom() async throws {
             let client = try makeClient()
             let id = uniqueSessionID("transition")
-            let a = try await client.push("a", in: id)  // v1
-            _ = try await client.push("b", in: id)  // v2
+            let a = try await client.presentOnTop("a", in: id)  // v1
+            _ = try await client.presentOnTop("b", in: id)  // v2
             let replaced = try await client.replaceStack(
                 ReplaceStackRequest(stack: [PresentRequest(destination: "x")]), in: id)  // v3
             let x = try #require(replaced.session.top)
@@ -586,7 +575,7 @@ extension ClientOperationTests {
         func validationFailedOnResult() async throws {
             let client = try makeClient()
             let id = uniqueSessionID("invalid")
-            _ = try await client.push("deleteConfirm", deleteAlert, in: id)
+            _ = try await client.presentOnTop("deleteConfirm", deleteAlert, in: id)
             let error = try await refusal {
                 try await client.dismiss(DismissRequest(result: ["buttonId": "nope"]), in: id)
             }
@@ -599,7 +588,7 @@ extension ClientOperationTests {
         func stackFull() async throws {
             let client = try makeClient()
             let id = uniqueSessionID("full")
-            _ = try await client.pushSheets(["a", "b", "c"], in: id)
+            _ = try await client.presentSheets(["a", "b", "c"], in: id)
             let error = try await refusal {
                 try await client.present(PresentRequest(destination: "d", whenBlocked: .reject), in: id)
             }
@@ -614,7 +603,7 @@ extension ClientOperationTests {
         func alertOnTop() async throws {
             let client = try makeClient()
             let id = uniqueSessionID("alert")
-            let alert = try await client.push("confirm", .alert(title: "Sure?"), in: id)
+            let alert = try await client.presentOnTop("confirm", .alert(title: "Sure?"), in: id)
             let error = try await refusal {
                 try await client.present(PresentRequest(destination: "sheet", whenBlocked: .reject), in: id)
             }
@@ -626,7 +615,7 @@ extension ClientOperationTests {
         func queueFull() async throws {
             let client = try makeClient()
             let id = uniqueSessionID("queue")
-            _ = try await client.push("confirm", .alert(title: "Sure?"), in: id)
+            _ = try await client.presentOnTop("confirm", .alert(title: "Sure?"), in: id)
             for destination in ["q1", "q2"] {
                 _ = try await client.present(PresentRequest(destination: destination), in: id).queued()
             }
@@ -640,8 +629,8 @@ extension ClientOperationTests {
         func locked() async throws {
             let client = try makeClient()
             let id = uniqueSessionID("locked")
-            let payment = try await client.push("payment", locked: true, in: id)
-            _ = try await client.push("help", in: id)
+            let payment = try await client.presentOnTop("payment", locked: true, in: id)
+            _ = try await client.presentOnTop("help", in: id)
             for error in [
                 try await refusal { try await client.dismiss(DismissRequest(.all), in: id) },
                 try await refusal { try await client.deletePresentation(payment.id, in: id) },
@@ -656,7 +645,7 @@ extension ClientOperationTests {
         func nothingToDismiss() async throws {
             let client = try makeClient()
             let id = uniqueSessionID("nothing")
-            _ = try await client.push("a", in: id)
+            _ = try await client.presentOnTop("a", in: id)
             let error = try await refusal { try await client.dismiss(DismissRequest(.count(2)), in: id) }
             guard case .nothingToDismiss(let depth, _) = error else { throw Unexpected(description: "\(error)") }
             #expect(depth == 1)
@@ -666,15 +655,15 @@ extension ClientOperationTests {
         func alreadyPresented() async throws {
             let client = try makeClient()
             let id = uniqueSessionID("key")
-            let bottom = try await client.push("a", in: id)
-            _ = try await client.push("b", in: id)
+            let bottom = try await client.presentOnTop("a", in: id)
+            _ = try await client.presentOnTop("b", in: id)
             let onStack = try await refusal { try await client.present(PresentRequest(destination: "a"), in: id) }
             guard case .alreadyPresented(let holder, let state, let position, _) = onStack else {
                 throw Unexpected(description: "\(onStack)")
             }
             #expect(holder == bottom.id && state == .presented && position == 0)
 
-            _ = try await client.push("confirm", .alert(title: "Sure?"), in: id)
+            _ = try await client.presentOnTop("confirm", .alert(title: "Sure?"), in: id)
             let queued = try await client.present(PresentRequest(destination: "later"), in: id).queued().presentation
             let inQueue = try await refusal {
                 try await client.present(PresentRequest(destination: "other", key: "later"), in: id)
@@ -689,7 +678,7 @@ extension ClientOperationTests {
         func preconditionFailed() async throws {
             let client = try makeClient()
             let id = uniqueSessionID("stale")
-            _ = try await client.pushSheets(["a", "b"], in: id)
+            _ = try await client.presentSheets(["a", "b"], in: id)
             let error = try await refusal { try await client.dismiss(in: id, expecting: 1) }
             guard case .preconditionFailed(let current, let problem) = error else {
                 throw Unexpected(description: "\(error)")
@@ -723,7 +712,7 @@ extension ClientOperationTests {
             #expect(minted.expiresAt > Date() && minted.expiresAt < Date().addingTimeInterval(3700))
 
             let app = try makeClient(.token(minted.token))
-            _ = try await app.push("settings", in: id)
+            _ = try await app.presentOnTop("settings", in: id)
             #expect(try await app.session(id).version == 2)
             let error = try await refusal { try await app.session(uniqueSessionID("other")) }
             guard case .forbidden(let problem) = error else { throw Unexpected(description: "\(error)") }
@@ -739,7 +728,7 @@ extension ClientOperationTests {
             #expect(minted.scope == .read)
             let reader = try makeClient(.token(minted.token))
             #expect(try await reader.session(id).version == 1)
-            let error = try await refusal { try await reader.push("settings", in: id) }
+            let error = try await refusal { try await reader.presentOnTop("settings", in: id) }
             guard case .forbidden = error else { throw Unexpected(description: "\(error)") }
         }
 
@@ -762,7 +751,7 @@ extension ClientOperationTests {
                 })
             #expect(try await app.session(id).version == 1)
             #expect(calls.withLock { $0 } == 2, "one token refused, one refresh")
-            _ = try await app.push("settings", in: id)
+            _ = try await app.presentOnTop("settings", in: id)
             #expect(calls.withLock { $0 } == 2, "the good token is kept for the next requests")
         }
     }
@@ -778,9 +767,9 @@ extension ClientOperationTests {
             let careful = try makeClient(sendsIfMatch: true)
             let other = try makeClient()
             let id = uniqueSessionID("ifmatch")
-            _ = try await careful.push("a", in: id)  // v1, seen
-            _ = try await other.push("b", in: id)  // v2, not seen
-            _ = try await other.push("c", in: id)  // v3, not seen
+            _ = try await careful.presentOnTop("a", in: id)  // v1, seen
+            _ = try await other.presentOnTop("b", in: id)  // v2, not seen
+            _ = try await other.presentOnTop("c", in: id)  // v3, not seen
             let error = try await refusal { try await careful.dismiss(in: id) }
             guard case .preconditionFailed(let current, _) = error else { throw Unexpected(description: "\(error)") }
             #expect(current == 3)
@@ -795,8 +784,8 @@ extension ClientOperationTests {
             let careful = try makeClient(sendsIfMatch: true)
             let other = try makeClient()
             let id = uniqueSessionID("ifmatch")
-            _ = try await careful.push("a", in: id)
-            _ = try await other.push("b", in: id)
+            _ = try await careful.presentOnTop("a", in: id)
+            _ = try await other.presentOnTop("b", in: id)
             _ = try await refusal { try await careful.dismiss(in: id) }
             #expect(careful.lastSeenVersion(of: id) == 1)
             _ = try await refusal { try await careful.dismiss(in: id) }
@@ -817,7 +806,7 @@ extension ClientOperationTests {
             let proxy = try CuttingProxy(forwardingTo: server.port, cuttingFirst: 1)
             // A client of its own: its first request opens a new connection, which libcurl does not retry itself.
             let client = try makeClient(maxAttempts: 3, at: proxy.url)
-            let answer = try await client.present(PresentRequest(destination: "settings"), in: id).pushed()
+            let answer = try await client.present(PresentRequest(destination: "settings"), in: id).presentedOnTop()
             #expect(answer.session.version == 2)
 
             let exchanges = proxy.exchanges
@@ -891,13 +880,32 @@ extension ClientOperationTests {
             guard case .catalog(let list) = destinations else { throw Unexpected(description: "\(destinations)") }
             #expect(
                 list.map(\.name) == [
-                    "deleteConfirm", "downloads", "help", "onboarding", "profile", "settings", "shareOptions", "sun",
-                    "sync",
+                    "deleteConfirm", "downloadItem", "downloads", "help", "onboarding", "privacy", "profile",
+                    "settings",
+                    "shareOptions", "sun", "sync",
                 ])
             let profile = try #require(list.first { $0.name == "profile" })
-            #expect(profile.styles == [.sheet])
+            #expect(profile.styles == [.sheet] && profile.allowsPush)
             #expect(profile.payload != nil)
             #expect(list.first { $0.name == "downloads" }?.payload == nil)
+            #expect(list.filter(\.allowsPush).map(\.name) == ["downloadItem", "privacy", "profile"])
+        }
+
+        @Test("the seeds' deep link opens onboarding, then downloads with the item pushed inside it; home goes back")
+        func seedsLinks() async throws {
+            let client = try makeClient()
+            let id = uniqueSessionID("seeds-link")
+            let opened = try await client.open(url: URL(string: "myapp://onboarding/downloads/42")!, in: id)
+            #expect(opened.route.name == "download-item" && opened.action == .navigate)
+            #expect(opened.session.stack.map(\.destination) == ["onboarding", "downloads"])
+            #expect(opened.session.stack[1].path.map(\.payload) == [["itemId": 42]])
+            let profile = try await client.open(url: URL(string: "https://example.com/users/7")!, in: id)
+            #expect(profile.session.stack[1].path.map(\.destination) == ["downloadItem", "profile"])
+            let home = try await client.open(url: URL(string: "myapp://home")!, in: id)
+            #expect(home.dismissed.map(\.destination) == ["downloads", "onboarding"])
+            #expect(home.session.stack.isEmpty && home.session.path.isEmpty)
+            let privacy = try await client.resolve(url: URL(string: "myapp://settings/privacy")!)
+            #expect(privacy.route.name == "privacy" && privacy.action == .navigate)
         }
 
         @Test("a payload the catalog's schema refuses is validationFailed with a pointer per violation")
@@ -925,11 +933,11 @@ extension ClientOperationTests {
             let client = try makeClient(.none)
             let id = uniqueSessionID("required")
             _ = try await client.createSession(id)  // exempt
-            let error = try await refusal { try await client.push("settings", in: id) }
+            let error = try await refusal { try await client.presentOnTop("settings", in: id) }
             guard case .preconditionRequired(let problem) = error else { throw Unexpected(description: "\(error)") }
             #expect(problem.status == 428)
             let answer = try await client.present(PresentRequest(destination: "settings"), in: id, expecting: 1)
-            #expect(try answer.pushed().session.version == 2)
+            #expect(try answer.presentedOnTop().session.version == 2)
             let careful = try makeClient(.none, sendsIfMatch: true)
             _ = try await careful.session(id)
             #expect(try await careful.dismiss(in: id).session.version == 3, "sendsIfMatch sends the version it read")
@@ -942,7 +950,8 @@ extension ClientOperationTests {
         func versionGone() async throws {
             let client = try makeClient(.none)
             let id = uniqueSessionID("pruned")
-            let sheets = try await client.pushSheets(["a", "b", "c"], in: id)  // versions 1 to 3; the log keeps 2 and 3
+            // Versions 1 to 3; the log keeps 2 and 3.
+            let sheets = try await client.presentSheets(["a", "b", "c"], in: id)
             let error = try await refusal { try await client.transition(in: id, from: 1) }
             guard case .versionGone(let problem) = error else { throw Unexpected(description: "\(error)") }
             #expect(problem.status == 410)

@@ -1,5 +1,7 @@
 import Foundation
 import ModalStackClient
+// HTTPClient's headers; a dependency of ModalStackTestSupport.
+import ModalStackHTTP
 import ModalStackTestSupport
 import Synchronization
 import Testing
@@ -87,6 +89,66 @@ struct LiveUpdatesTests {
         #expect(recording.versions == Array(1...13))
         for session in recording.sessions.dropFirst() { #expect(session == served[session.version]) }
         await recording.stop()
+    }
+
+    @Test("paths arrive with every change, each state derived from the one before without reading the session")
+    func pathsDerivedWithoutReads() async throws {
+        let server = try ServerProcess(arguments: ["--sse-heartbeat", "1"], capturingOutput: true)
+        let writer = client(of: server)
+        _ = try await writer.createSession("paths")
+        let recording = Recording(client(of: server, quick), "paths")
+        #expect(try await recording.wait { $0.versions == [1] })
+
+        var served: [Int64: Session] = [:]
+        func keep(_ session: Session) { served[session.version] = session }
+        keep(try await writer.push(PushRequest(destination: "home"), in: "paths").session)
+        let settings = try await writer.present(PresentRequest(destination: "settings"), in: "paths")
+        keep(settings.session)
+        for name in ["privacy", "account"] {
+            keep(try await writer.push(PushRequest(destination: name, payload: ["n": 1]), in: "paths").session)
+        }
+        keep(try await writer.push(PushRequest(destination: "account", payload: ["n": 2]), in: "paths").session)
+        keep(try await writer.pop(PopRequest(result: ["saved": true]), in: "paths").session)
+        // A replacement that keeps the sheet with a new payload, and a whole navigation.
+        keep(
+            try await writer.replaceStack(
+                ReplaceStackRequest(stack: [PresentRequest(destination: "settings", payload: ["page": 2])]), in: "paths"
+            ).session)
+        keep(
+            try await writer.navigate(
+                to: NavigationRequest(
+                    path: [.init(destination: "home"), .init(destination: "inbox")],
+                    stack: [.init(PresentRequest(destination: "help"), path: [.init(destination: "faq")])]),
+                in: "paths"
+            ).session)
+        keep(try await writer.dismiss(in: "paths").session)
+        let last = try #require(served.keys.max())
+
+        #expect(try await recording.wait { $0.versions.last == last })
+        #expect(recording.versions == Array(1...last))
+        for session in recording.sessions.dropFirst() { #expect(session == served[session.version]) }
+        #expect(recording.sessions.contains { $0.path.count == 2 && $0.stack.first?.path.count == 1 })
+        await recording.stop()
+
+        // The log lines of requests are written as they end: a read of our own, last, flushes the
+        // others. Besides it, nothing read the session.
+        let marker = server.client()
+        _ = try marker.send(method: "GET", path: "/v1/sessions/paths", headers: ["X-Request-Id": "last-read"])
+        var reads: [JSONValue] = []
+        #expect(
+            try await eventually {
+                let lines = server.outputLines().compactMap {
+                    try? JSONDecoder().decode(JSONValue.self, from: Data($0.utf8))
+                }
+                reads = lines.filter { line in
+                    guard case .object(let fields) = line else { return false }
+                    return fields["method"] == "GET" && fields["route"] == "/v1/sessions/{sessionId}"
+                }
+                return reads.contains {
+                    if case .object(let fields) = $0 { fields["requestId"] == "last-read" } else { false }
+                }
+            })
+        #expect(reads.count == 1, "the session was read \(reads.count - 1) times while following it")
     }
 
     @Test("killed and restarted mid-stream, the server's log resumes the sequence without a loss or a repeat")

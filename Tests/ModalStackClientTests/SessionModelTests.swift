@@ -170,6 +170,123 @@ struct SessionModelTests {
     }
 }
 
+@Suite("ModalStackSession's paths, against the real server")
+@MainActor
+struct SessionModelPathTests {
+    @Test("a push shows at once in the top-most container, then as the server made it; so does a pop")
+    func pushAndPopReconciled() async throws {
+        let harness = try Harness()
+        let settings = try await harness.client.present(sheet("settings"), in: "paths").presentation
+        let model = ModalStackSession(sessionID: "paths", client: harness.client)
+        try await model.refresh()
+        let level = NavigationLevel.presentation(settings.id)
+
+        let pushed = model.push(PushRequest(destination: "privacy", payload: ["tab": 1]))
+        let predicted = try #require(model.path(at: level).first)
+        #expect(
+            predicted.id.hasPrefix("pending-") && predicted.destination == "privacy" && predicted.payload == ["tab": 1])
+        #expect(model.levels[0].path == [predicted] && model.rootPath.isEmpty)
+        await pushed.value
+        let served = try await harness.client.session("paths")
+        #expect(model.state == served && served.stack[0].path.map(\.destination) == ["privacy"])
+        #expect(!model.path(at: level)[0].id.hasPrefix("pending-"))
+
+        let onRoot = model.push(PushRequest(destination: "profile", level: .root))
+        #expect(model.rootPath.map(\.destination) == ["profile"])
+        await onRoot.value
+        let popped = model.pop()
+        #expect(model.path(at: level).isEmpty && model.rootPath.count == 1, "the default level is the sheet")
+        await popped.value
+        #expect(model.state == (try await harness.client.session("paths")) && model.lastError == nil)
+        #expect(model.state?.version == 4)
+    }
+
+    @Test("a back swipe is shown at once, then sent as a pop to the entry the user went back to")
+    func backSwipeReconciled() async throws {
+        let harness = try Harness()
+        let client = harness.client
+        var entries: [PathEntry] = []
+        for name in ["a", "b", "c", "d"] {
+            entries.append(try await client.push(PushRequest(destination: name, level: .root), in: "swipe").entry)
+        }
+        let model = ModalStackSession(sessionID: "swipe", client: client)
+        try await model.refresh()
+
+        let swiped = model.userPopped(level: .root, count: 2)
+        #expect(model.rootPath == Array(entries.prefix(2)))
+        await swiped.value
+        #expect(model.rootPath == Array(entries.prefix(2)) && model.state?.version == 5 && model.lastError == nil)
+        let events = try await client.events(in: "swipe", after: 4).events.map(\.event)
+        #expect(
+            events == [.popped(entries[3], level: .root, result: nil), .popped(entries[2], level: .root, result: nil)])
+
+        // What a NavigationStack writes back: a shorter path that begins the same is the user going back.
+        let back = model.userSetPath([entries[0]], at: .root)
+        #expect(model.rootPath == [entries[0]])
+        await back.value
+        // Anything else is not the user's to make: nothing is sent.
+        await model.userSetPath([entries[1]], at: .root).value
+        await model.userSetPath(entries, at: .root).value
+        await model.userPopped(level: .root, count: 2).value
+        await model.userPopped(level: .presentation("unknown")).value
+        #expect(model.rootPath == [entries[0]] && model.state?.version == 6)
+        let home = model.userPopped(level: .root)
+        #expect(model.rootPath.isEmpty)
+        await home.value
+        #expect(try await client.session("swipe").path.isEmpty && model.state?.version == 7)
+    }
+
+    @Test("a back swipe the server refuses is shown at once, then taken back with the refusal")
+    func refusedPopRolledBack() async throws {
+        let harness = try Harness()
+        let client = harness.client
+        let settings = try await client.present(sheet("settings"), in: "refused").presentation
+        let level = NavigationLevel.presentation(settings.id)
+        let a = try await client.push(PushRequest(destination: "a"), in: "refused").entry
+        let b = try await client.push(PushRequest(destination: "b"), in: "refused").entry
+        let model = ModalStackSession(sessionID: "refused", client: client)
+        try await model.refresh()
+        // Another client replaces the path; this model, not following, still shows the old one.
+        _ = try await client.pop(PopRequest(.all), in: "refused")
+        _ = try await client.push(PushRequest(destination: "c"), in: "refused")
+
+        let swiped = model.userPopped(level: level)
+        #expect(model.path(at: level) == [a])
+        await swiped.value
+        #expect(model.path(at: level) == [a, b], "taken back")
+        guard case .entryNotFound(let entryID, _) = model.lastError as? ModalStackError else {
+            Issue.record("lastError is \(String(describing: model.lastError)), not entryNotFound")
+            return
+        }
+        #expect(entryID == a.id)
+        #expect(try await client.session("refused").version == 5)
+    }
+
+    @Test("following the session shows the paths other clients push, pop and navigate to")
+    func followShowsPaths() async throws {
+        let harness = try Harness(arguments: ["--sse-heartbeat", "1"])
+        let client = harness.client
+        let settings = try await client.present(sheet("settings"), in: "live").presentation
+        let model = ModalStackSession(sessionID: "live", client: client)
+        let following = Task { await model.follow() }
+        #expect(try await eventually { model.levels.map(\.id) == [settings.id] })
+
+        let privacy = try await client.push(PushRequest(destination: "privacy"), in: "live").entry
+        #expect(try await eventually { model.path(at: .presentation(settings.id)) == [privacy] })
+        let root = try await client.push(PushRequest(destination: "home", level: .root), in: "live").entry
+        #expect(try await eventually { model.rootPath == [root] })
+        let navigated = try await client.navigate(
+            to: NavigationRequest(
+                path: [], stack: [.init(sheet("settings")), .init(sheet("help"), path: [.init(destination: "faq")])]),
+            in: "live")
+        #expect(try await eventually { model.state?.version == navigated.session.version })
+        #expect(model.state == navigated.session)
+        #expect(model.rootPath.isEmpty && model.levels.map(\.path.count) == [0, 1])
+        following.cancel()
+        await following.value
+    }
+}
+
 @Suite("The session listing, against the real server")
 struct SessionListingTests {
     @Test("pages through every session newest first with the API key; a token may not list; a bad cursor is refused")

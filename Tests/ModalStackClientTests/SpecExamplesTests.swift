@@ -57,7 +57,9 @@ private let problemSchemaSlugs: [String: String] = [
     "QueueNotEmptyProblem": "queue-not-empty", "QueueFullProblem": "queue-full", "LockedProblem": "locked",
     "AlreadyPresentedProblem": "already-presented", "NothingToDismissProblem": "nothing-to-dismiss",
     "PreconditionFailedProblem": "precondition-failed", "IdempotencyKeyInUseProblem": "idempotency-key-in-use",
-    "IdempotencyKeyReusedProblem": "idempotency-key-reused",
+    "IdempotencyKeyReusedProblem": "idempotency-key-reused", "AlreadyPushedProblem": "already-pushed",
+    "PathFullProblem": "path-full", "NothingToPopProblem": "nothing-to-pop", "LevelNotFoundProblem": "level-not-found",
+    "NoRouteProblem": "no-route",
 ]
 
 private func problem(slug: String?) -> Check {
@@ -80,6 +82,15 @@ private func string(_ valid: @escaping @Sendable (String) -> Bool = { _ in true 
 private func withStyle(_ value: JSONValue) -> JSONValue {
     guard case .object(var object) = value, object["style"] == nil else { return value }
     object["style"] = "sheet"
+    return .object(object)
+}
+
+/// A stack replacement or navigation whose stack's requests have their style.
+private func withStyles(_ value: JSONValue) throws -> JSONValue {
+    guard case .object(var object) = value, case .array(let stack) = object["stack"] else {
+        throw Mismatch(description: "not a request with a stack")
+    }
+    object["stack"] = .array(stack.map(withStyle))
     return .object(object)
 }
 
@@ -114,19 +125,38 @@ private let checks: [String: Check] = {
         "UpdateRequest": roundTrip(UpdateRequest.self),
         "DismissRequest": roundTrip(DismissRequest.self),
         "PresentRequest": { try roundTrip(PresentRequest.self)(withStyle($0)) },
-        "ReplaceStackRequest": { value in
-            guard case .object(var object) = value, case .array(let stack) = object["stack"] else {
-                throw Mismatch(description: "not a stack replacement")
+        "ReplaceStackRequest": { try roundTrip(ReplaceStackRequest.self)(withStyles($0)) },
+        "PathEntry": roundTrip(PathEntry.self),
+        "Level": roundTrip(NavigationLevel.self),
+        "PushRequest": roundTrip(PushRequest.self),
+        "PushResponse": roundTrip(PushResponse.self),
+        "PopRequest": roundTrip(PopRequest.self),
+        "PopResponse": roundTrip(PopResponse.self),
+        "PathEntryResponse": roundTrip(PathEntryPlace.self),
+        "NavigationRequest": { try roundTrip(NavigationRequest.self)(withStyles($0)) },
+        "NavigationResponse": roundTrip(NavigationResponse.self),
+        "LinkRequest": roundTrip(LinkRequest.self),
+        "LinkResponse": roundTrip(LinkResponse.self),
+        "ResolvedLink": { value in
+            // The request a route makes, with its style where the library always sends one.
+            guard case .object(var object) = value, let request = object["request"] else {
+                throw Mismatch(description: "not a resolved link")
             }
-            object["stack"] = .array(stack.map(withStyle))
-            return try roundTrip(ReplaceStackRequest.self)(.object(object))
+            switch object["action"] {
+            case "navigate": object["request"] = try withStyles(request)
+            case "present": object["request"] = withStyle(request)
+            default: break
+            }
+            return try roundTrip(LinkResolution.self)(.object(object))
         },
         "Problem": problem(slug: nil),
         "Timestamp": string { text in Timestamp.parse(text).map(Timestamp.format) == text },
         "Detent": roundTrip(Detent.self),
         "ServedDetent": roundTrip(Detent.self),
     ]
-    for name in ["Destination", "Key", "Title", "Message", "ButtonId", "ButtonLabel", "PresentationIdRef"] {
+    for name in [
+        "Destination", "Key", "Title", "Message", "ButtonId", "ButtonLabel", "PresentationIdRef", "PathEntryIdRef",
+    ] {
         checks[name] = string()
     }
     for kind in ModalStyle.Kind.allCases {

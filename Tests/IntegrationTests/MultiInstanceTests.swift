@@ -268,6 +268,30 @@ struct MultiInstanceTests {
         #expect(types == ["sessionCreated", "presented"])
     }
 
+    @Test("a deep link retried on another instance is replayed, and the other instance serves its paths")
+    func deepLinkAcrossInstances() throws {
+        let servers = try instances(2, arguments: ["--catalog", seedsCatalogPath])
+        let (a, b) = (servers[0].client(), servers[1].client())
+        let base = "/v1/sessions/\(uniqueSessionID("link"))"
+        let headers: HTTPHeaders = ["Content-Type": "application/json", "Idempotency-Key": "open-1"]
+        let body = JSONValue.object(["url": "myapp://onboarding/downloads/42"]).serialized()
+        let first = try a.send(method: "POST", path: "\(base)/links", headers: headers, body: body)
+        try #require(first.status == 200, "\(first.text)")
+        let retry = try b.send(method: "POST", path: "\(base)/links", headers: headers, body: body)
+        #expect(retry.status == 200)
+        #expect(retry.body == first.body)
+        #expect(retry.headers["Idempotent-Replayed"] == "true")
+        let pushed = try b.call("POST", "\(base)/path", json: ["destination": "profile", "payload": ["userId": 5]])
+        #expect(pushed.status == 201)
+        let seen = try a.call("GET", base)
+        #expect(seen.json["version"] == 2, "A reads the push B acknowledged")
+        let downloads = seen.json["stack"]?.arrayValue?.last
+        #expect(
+            downloads?["path"]?.arrayValue?.compactMap { $0["destination"]?.stringValue } == [
+                "downloadItem", "profile",
+            ])
+    }
+
     @Test("the same idempotent present sent to two instances at once makes one change, and both get the same answer")
     func simultaneousRetryOnTwoInstances() throws {
         // Deep enough that every round's present goes on the stack.

@@ -418,7 +418,13 @@ struct Endpoints: Sendable {
         guard let url = request.queryValue("url") else {
             throw Problem.invalidParameter("url", "is required: the link to resolve")
         }
-        let link = try resolve(url)
+        let link: ResolvedLink
+        do {
+            link = try resolve(url)
+        } catch let error as ModalError where error.kind == .validationFailed {
+            // A query parameter, not a body member: no pointer to give.
+            throw Problem.invalidParameter("url", error.fieldErrors.first?.message ?? error.detail)
+        }
         return Responses.json(
             200,
             [

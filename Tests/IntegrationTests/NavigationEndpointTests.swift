@@ -117,6 +117,8 @@ struct NavigationEndpointTests {
             ("POST", "\(base)/path/pop", ["count": 1, "all": true], 422, "validation-failed"),
             ("GET", "\(base)/path/nope", nil, 404, "entry-not-found"),
             ("POST", "\(base)/links", ["url": "/nowhere"], 404, "no-route"),
+            ("GET", "/v1/links/resolve?url=downloads", nil, 400, "invalid-parameter"),
+            ("GET", "/v1/links/resolve?url=%2Fonboarding%2Fdownloads%2Fzero", nil, 400, "invalid-parameter"),
             ("POST", "\(base)/links", ["url": "downloads"], 422, "validation-failed"),
             ("POST", "\(base)/links", ["url": "/onboarding/downloads/zero"], 422, "validation-failed"),
             ("PUT", "\(base)/navigation", ["stack": []], 422, "validation-failed"),

@@ -576,9 +576,10 @@ private struct SessionEdit {
         }
         session.version += 1
         session.updatedAt = now
+        let shape = NavigationShape(session)
         let change = SessionChange(
-            sessionID: session.id, version: session.version, at: now, events: events, shape: NavigationShape(session))
-        let transition = TransitionPlan(from: NavigationShape(original), to: NavigationShape(session))
+            sessionID: session.id, version: session.version, at: now, events: events, shape: shape)
+        let transition = TransitionPlan(from: NavigationShape(original), to: shape)
         return CommandOutcome(
             session: session, effect: effect, promoted: promoted, retired: retired, change: change,
             transition: transition)

@@ -223,7 +223,7 @@ extension Catalog {
         }
         throw LinkError(
             message:
-                "{\(name)} is \(JSONValue.string(capture).jsonText), not a valid \(types.joined(separator: " or ")) for \(place)"
+                "has {\(name)} = \(JSONValue.string(capture).jsonText), not a valid \(types.joined(separator: " or ")) for \(place)"
         )
     }
 }

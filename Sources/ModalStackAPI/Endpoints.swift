@@ -406,11 +406,11 @@ struct Endpoints: Sendable {
 
     private func openLink(_ request: HTTPRequest, reply: HTTPReply) throws {
         let sessionID = try request.sessionID()
-        let link = try resolve(Self.linkURL(try request.jsonBody()))
+        let link = try resolve(try LinkRequest(json: try request.jsonBody()).url)
         try changes.submit(
             .openLink(link), onSession: sessionID, createIfMissing: true, request: request, reply: reply
         ) { outcome, document in
-            Responses.change(200, .link(link, dismissed: outcome.retired), outcome, document, to: request)
+            Responses.change(200, .link(link), outcome, document, to: request)
         }
     }
 
@@ -441,23 +441,6 @@ struct Endpoints: Sendable {
             )
         }
         return try catalog.resolve(url)
-    }
-
-    /// The body of `POST …/links`: `{"url": "…"}`.
-    static func linkURL(_ body: JSONValue) throws(ModalError) -> String {
-        guard let object = body.objectValue else {
-            throw .validation([.init(pointer: "", message: "expected an object, got \(body.typeName)")])
-        }
-        var errors: [ModalError.FieldError] = []
-        for key in object.keys where key != "url" {
-            errors.append(.init(pointer: "/" + JSONPointer.escape(key), message: "is not a known field"))
-        }
-        let url = object["url"]?.stringValue
-        if url == nil {
-            errors.append(.init(pointer: "/url", message: object["url"] == nil ? "is required" : "expected a string"))
-        }
-        guard errors.isEmpty, let url else { throw .validation(errors) }
-        return url
     }
 
     // MARK: Event log and transitions

@@ -53,8 +53,8 @@ enum Responses {
         case entry(PathEntry, level: NavigationLevel)
         /// `"popped"` (top-most first) and `"level"`.
         case popped([PathEntry], level: NavigationLevel)
-        /// `"route"` and `"action"` of a deep link, then `"dismissed"`.
-        case link(ResolvedLink, dismissed: [Presentation])
+        /// `"route"` and `"action"` of a deep link, then `"dismissed"`: what left the session.
+        case link(ResolvedLink)
 
         /// Whether the change can move the stack, so that the answer lists what was promoted.
         var movesStack: Bool {
@@ -99,10 +99,10 @@ enum Responses {
             case .popped(let entries, let level):
                 object.write("popped", entries)
                 object.write("level", string: level.name)
-            case .link(let link, let dismissed):
+            case .link(let link):
                 object.write("route", link.route.json)
                 object.write("action", string: link.action.name)
-                object.write("dismissed", dismissed)
+                object.write("dismissed", outcome.retired)
             }
             if subject.movesStack {
                 object.write("promoted", outcome.promoted)

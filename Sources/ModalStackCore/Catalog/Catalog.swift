@@ -139,33 +139,21 @@ public struct Catalog: Sendable, Hashable {
         destinationsByName[name]
     }
 
-    /// Checks a present against the catalog.
+    /// Checks a present or a push against the catalog.
     /// - Parameters:
     ///   - destination: The destination name the present asks for.
-    ///   - style: The style it asks for.
-    ///   - payload: Its payload.
+    ///   - style: The style it asks for; nil for a push onto a path.
+    ///   - payload: Its payload; nil checks the name and the style alone (a route's template).
     ///   - pointer: The JSON pointer of the present in its request body: empty for a present
     ///     request, `/stack/2` for an element of a stack replacement.
     /// - Returns: Empty when the present is allowed. An unknown destination gives one error at
     ///   `<pointer>/destination` listing the known names; otherwise a style the destination does not
-    ///   allow gives an error at `<pointer>/style` listing the allowed ones, and every payload
-    ///   violation one error under `<pointer>/payload`.
-    public func check(
-        destination name: String, style: ModalStyle, payload: JSONObject, at pointer: String
-    ) -> [ModalError.FieldError] {
-        check(destination: name, style: style, at: pointer) + checkPayload(payload, of: name, at: pointer)
-    }
-
-    /// Checks a push against the catalog, as ``check(destination:style:payload:at:)`` checks a
-    /// present: a destination that does not allow `push` gives an error at `<pointer>/destination`.
-    public func checkPush(destination name: String, payload: JSONObject, at pointer: String)
+    ///   allow gives an error at `<pointer>/style` listing the allowed ones (a push of a destination
+    ///   that does not allow `push`, at `<pointer>/destination`), and every payload violation one
+    ///   error under `<pointer>/payload`.
+    public func check(destination name: String, style: ModalStyle?, payload: JSONObject?, at pointer: String)
         -> [ModalError.FieldError]
     {
-        check(destination: name, style: nil, at: pointer) + checkPayload(payload, of: name, at: pointer)
-    }
-
-    /// The destination's name and style (nil: a push), without its payload.
-    func check(destination name: String, style: ModalStyle?, at pointer: String) -> [ModalError.FieldError] {
         guard let destination = destination(named: name) else {
             let known = destinations.map(\.name).joined(separator: ", ")
             return [
@@ -174,27 +162,27 @@ public struct Catalog: Sendable, Hashable {
                     message: "unknown destination \(JSONValue.string(name).jsonText); known destinations: \(known)")
             ]
         }
-        let allowed = (destination.styles.map(\.rawValue) + (destination.allowsPush ? ["push"] : []))
-            .joined(separator: ", ")
-        guard let style else {
-            guard !destination.allowsPush else { return [] }
-            return [
+        var errors: [ModalError.FieldError] = []
+        let allowed = {
+            (destination.styles.map(\.rawValue) + (destination.allowsPush ? ["push"] : [])).joined(separator: ", ")
+        }
+        if let style, !destination.styles.contains(style) {
+            errors.append(
+                ModalError.FieldError(
+                    pointer: pointer + "/style",
+                    message: "style \"\(style.rawValue)\" is not allowed for \"\(name)\"; allowed styles: \(allowed())")
+            )
+        } else if style == nil, !destination.allowsPush {
+            errors.append(
                 ModalError.FieldError(
                     pointer: pointer + "/destination",
-                    message: "\"\(name)\" cannot be pushed (its styles do not list push); allowed styles: \(allowed)")
-            ]
+                    message: "\"\(name)\" cannot be pushed (its styles do not list push); allowed styles: \(allowed())")
+            )
         }
-        guard !destination.styles.contains(style) else { return [] }
-        return [
-            ModalError.FieldError(
-                pointer: pointer + "/style",
-                message: "style \"\(style.rawValue)\" is not allowed for \"\(name)\"; allowed styles: \(allowed)")
-        ]
-    }
-
-    private func checkPayload(_ payload: JSONObject, of name: String, at pointer: String) -> [ModalError.FieldError] {
-        guard let payloadSchema = destination(named: name)?.payloadSchema else { return [] }
-        return payloadSchema.validate(.object(payload), at: pointer + "/payload")
+        if let payload, let payloadSchema = destination.payloadSchema {
+            errors += payloadSchema.validate(.object(payload), at: pointer + "/payload")
+        }
+        return errors
     }
 
     /// The catalog in its listing form: `{"destinations": [entry, …], "routes"?: [route, …]}`,

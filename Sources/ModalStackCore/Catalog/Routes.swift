@@ -21,15 +21,6 @@ public struct Route: Sendable, Hashable {
         case push(JSONValue, clear: Bool)
         case present(JSONValue, clear: Bool)
         case replacePath(JSONValue)
-
-        var actionName: String {
-            switch self {
-            case .navigate: "navigate"
-            case .push: "push"
-            case .present: "present"
-            case .replacePath: "replacePath"
-            }
-        }
     }
 
     public let name: String?
@@ -575,7 +566,7 @@ extension Catalog {
         var errors: [ModalError.FieldError] = []
         func entries(_ entries: [PushRequest], at pointer: String) {
             for (index, entry) in entries.enumerated() {
-                errors += check(destination: entry.destination, style: nil, at: "\(pointer)/\(index)")
+                errors += check(destination: entry.destination, style: nil, payload: nil, at: "\(pointer)/\(index)")
             }
         }
         switch action {
@@ -583,11 +574,13 @@ extension Catalog {
             entries(request.path ?? [], at: "/path")
             for (index, modal) in request.stack.enumerated() {
                 errors += check(
-                    destination: modal.present.destination, style: modal.present.style, at: "/stack/\(index)")
+                    destination: modal.present.destination, style: modal.present.style, payload: nil,
+                    at: "/stack/\(index)")
                 entries(modal.path ?? [], at: "/stack/\(index)/path")
             }
-        case .push(let request, _): errors += check(destination: request.destination, style: nil, at: "")
-        case .present(let request, _): errors += check(destination: request.destination, style: request.style, at: "")
+        case .push(let request, _): errors += check(destination: request.destination, style: nil, payload: nil, at: "")
+        case .present(let request, _):
+            errors += check(destination: request.destination, style: request.style, payload: nil, at: "")
         case .replacePath(let path): entries(path, at: "/path")
         }
         if let first = errors.first {

@@ -254,7 +254,7 @@ private struct SessionEdit {
 
     mutating func push(_ request: PushRequest) throws(ModalError) -> CommandOutcome.Effect {
         let level = try level(named: request.level)
-        try checkPushCatalog(destination: request.destination, payload: request.payload, at: "")
+        try checkCatalog(destination: request.destination, style: nil, payload: request.payload, at: "")
         var path = session.path(of: level)
         if let index = path.firstIndex(where: { $0.key == request.key }) {
             // Pushing the last entry's key again updates it, as `.sheet(item:)` does for modals.
@@ -427,7 +427,8 @@ private struct SessionEdit {
         if let path = request.path {
             try checkPathDepth(path.count, at: "/path")
             for (index, entry) in path.enumerated() {
-                try checkPushCatalog(destination: entry.destination, payload: entry.payload, at: "/path/\(index)")
+                try checkCatalog(
+                    destination: entry.destination, style: nil, payload: entry.payload, at: "/path/\(index)")
             }
         }
         for (index, modal) in request.stack.enumerated() {
@@ -439,8 +440,9 @@ private struct SessionEdit {
             guard let path = modal.path else { continue }
             try checkPathDepth(path.count, at: pointer + "/path")
             for (entryIndex, entry) in path.enumerated() {
-                try checkPushCatalog(
-                    destination: entry.destination, payload: entry.payload, at: "\(pointer)/path/\(entryIndex)")
+                try checkCatalog(
+                    destination: entry.destination, style: nil, payload: entry.payload,
+                    at: "\(pointer)/path/\(entryIndex)")
             }
         }
     }
@@ -539,17 +541,12 @@ private struct SessionEdit {
         try checkCatalog(destination: request.destination, style: request.style, payload: request.payload, at: pointer)
     }
 
-    private func checkCatalog(destination: String, style: ModalStyle, payload: JSONObject, at pointer: String)
+    /// With a catalog, the destination, its style (nil: a push) and its payload as it declares them.
+    private func checkCatalog(destination: String, style: ModalStyle?, payload: JSONObject, at pointer: String)
         throws(ModalError)
     {
         guard let catalog = context.catalog else { return }
         let errors = catalog.check(destination: destination, style: style, payload: payload, at: pointer)
-        guard errors.isEmpty else { throw .validation(errors) }
-    }
-
-    private func checkPushCatalog(destination: String, payload: JSONObject, at pointer: String) throws(ModalError) {
-        guard let catalog = context.catalog else { return }
-        let errors = catalog.checkPush(destination: destination, payload: payload, at: pointer)
         guard errors.isEmpty else { throw .validation(errors) }
     }
 

@@ -167,6 +167,23 @@ public struct NavigationRequest: Sendable, Hashable {
     }
 }
 
+/// The body of `POST …/links`: `{"url": "…"}`.
+public struct LinkRequest: Sendable, Hashable {
+    public var url: String
+
+    public init(url: String) {
+        self.url = url
+    }
+
+    public init(json: JSONValue) throws(ModalError) {
+        var reader = try FieldReader(json, at: "")
+        let url = reader.string("url", required: true)
+        reader.rejectUnknownMembers()
+        guard reader.errors.isEmpty, let url else { throw .validation(reader.errors) }
+        self.init(url: url)
+    }
+}
+
 /// Reads the presentations of a stack given whole (`PUT …/stack`, `PUT …/navigation`): each
 /// bad field, each key used twice, an alert-like entry anywhere but last. One place for the rule.
 struct ModalListReader {

@@ -42,7 +42,7 @@ public struct Problem: Sendable, Hashable {
     }
 
     fileprivate func integer(_ name: String) -> Int? {
-        if case .number(let value) = extensions[name], let integer = Int(exactly: value) { integer } else { nil }
+        extensions[name]?.intValue
     }
 
     fileprivate func string(_ name: String) -> String? {

@@ -20,6 +20,14 @@ public struct PathEntry: Codable, Sendable, Hashable, Identifiable {
         self.payload = payload
         self.pushedAt = pushedAt
     }
+
+    /// The payload read as the app's own type, with the server's date form (see
+    /// ``JSONValue/decode(as:)``).
+    ///
+    /// - Throws: `DecodingError` when the payload does not fit `type`.
+    public func payload<T: Decodable>(as type: T.Type = T.self) throws -> T {
+        try payload.decode(as: type)
+    }
 }
 
 /// A level of a session's navigation, which has a path: the root view, or a container presentation

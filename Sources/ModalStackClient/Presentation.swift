@@ -205,6 +205,19 @@ public struct Presentation: Sendable, Hashable, Identifiable {
         self.result = result
     }
 
+    /// The payload read as the app's own type, with the server's date form (see
+    /// ``JSONValue/decode(as:)``).
+    ///
+    /// ```swift
+    /// struct Profile: Codable { var userId: Int }
+    /// let profile = try presentation.payload(as: Profile.self)
+    /// ```
+    ///
+    /// - Throws: `DecodingError` when the payload does not fit `type`.
+    public func payload<T: Decodable>(as type: T.Type = T.self) throws -> T {
+        try payload.decode(as: type)
+    }
+
     /// The `buttonId` of an alert's or confirmation dialog's answer, if any.
     public var answeredButtonID: String? {
         if case .object(let object) = result, case .string(let id) = object["buttonId"] { id } else { nil }

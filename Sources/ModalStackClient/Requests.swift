@@ -75,6 +75,32 @@ public struct PresentRequest: Sendable, Hashable {
         self.locked = locked
         self.whenBlocked = whenBlocked
     }
+
+    /// A present whose payload is the app's own type, encoded with the server's date form (see
+    /// ``JSONObject/init(encoding:)``).
+    ///
+    /// ```swift
+    /// struct Profile: Codable { var userId: Int }
+    /// let request = try PresentRequest(destination: "profile", payload: Profile(userId: 42))
+    /// ```
+    ///
+    /// (It yields to the initializer taking a ``JSONObject``, so a dictionary literal or a
+    /// `JSONObject` still makes its request without `try`.)
+    ///
+    /// - Throws: `EncodingError` when `payload` cannot be encoded, or encodes to something other
+    ///   than a JSON object.
+    @_disfavoredOverload
+    public init(
+        destination: String, style: Style = .sheet(), key: String? = nil, payload: some Encodable,
+        locked: Bool? = nil, whenBlocked: WhenBlocked? = nil
+    ) throws {
+        self.destination = destination
+        self.style = style
+        self.key = key
+        self.payload = try JSONObject(encoding: payload)
+        self.locked = locked
+        self.whenBlocked = whenBlocked
+    }
 }
 
 extension PresentRequest: Codable {
@@ -160,6 +186,24 @@ public struct UpdateRequest: Codable, Sendable, Hashable {
 
     public init(payload: JSONObject? = nil, message: String? = nil, total: Double? = nil, completed: Double? = nil) {
         self.payload = payload
+        self.message = message
+        self.total = total
+        self.completed = completed
+    }
+
+    /// An update that replaces the payload with the app's own type, encoded with the server's
+    /// date form (see ``JSONObject/init(encoding:)``).
+    ///
+    /// (It yields to the initializer taking a ``JSONObject``, so a dictionary literal or a
+    /// `JSONObject` still makes its request without `try`.)
+    ///
+    /// - Throws: `EncodingError` when `payload` cannot be encoded, or encodes to something other
+    ///   than a JSON object.
+    @_disfavoredOverload
+    public init(payload: some Encodable, message: String? = nil, total: Double? = nil, completed: Double? = nil)
+        throws
+    {
+        self.payload = try JSONObject(encoding: payload)
         self.message = message
         self.total = total
         self.completed = completed
@@ -264,6 +308,21 @@ public struct PathEntryRequest: Codable, Sendable, Hashable {
         self.payload = payload
         self.key = key
     }
+
+    /// An entry whose payload is the app's own type, encoded with the server's date form (see
+    /// ``JSONObject/init(encoding:)``).
+    ///
+    /// (It yields to the initializer taking a ``JSONObject``, so a dictionary literal or a
+    /// `JSONObject` still makes its request without `try`.)
+    ///
+    /// - Throws: `EncodingError` when `payload` cannot be encoded, or encodes to something other
+    ///   than a JSON object.
+    @_disfavoredOverload
+    public init(destination: String, payload: some Encodable, key: String? = nil) throws {
+        self.destination = destination
+        self.payload = try JSONObject(encoding: payload)
+        self.key = key
+    }
 }
 
 /// The body of `POST …/path`: a screen to push onto a level's path.
@@ -281,6 +340,29 @@ public struct PushRequest: Codable, Sendable, Hashable {
     public init(destination: String, payload: JSONObject? = nil, key: String? = nil, level: NavigationLevel? = nil) {
         self.destination = destination
         self.payload = payload
+        self.key = key
+        self.level = level
+    }
+
+    /// A push whose payload is the app's own type, encoded with the server's date form (see
+    /// ``JSONObject/init(encoding:)``).
+    ///
+    /// ```swift
+    /// struct Item: Codable { var itemId: Int }
+    /// let request = try PushRequest(destination: "downloadItem", payload: Item(itemId: 7))
+    /// ```
+    ///
+    /// (It yields to the initializer taking a ``JSONObject``, so a dictionary literal or a
+    /// `JSONObject` still makes its request without `try`.)
+    ///
+    /// - Throws: `EncodingError` when `payload` cannot be encoded, or encodes to something other
+    ///   than a JSON object.
+    @_disfavoredOverload
+    public init(
+        destination: String, payload: some Encodable, key: String? = nil, level: NavigationLevel? = nil
+    ) throws {
+        self.destination = destination
+        self.payload = try JSONObject(encoding: payload)
         self.key = key
         self.level = level
     }

@@ -8,7 +8,9 @@ let strictSettings: [SwiftSetting] = [
 
 var package = Package(
     name: "ModalStack",
-    platforms: [.macOS(.v15)],
+    // The server needs macOS 15; the client (the library an app adds) asks no more than
+    // `@Observable` does, checked on Linux by scripts/check-client-availability.
+    platforms: [.macOS(.v15), .iOS(.v17), .tvOS(.v17), .watchOS(.v10), .visionOS(.v1)],
     products: [
         .executable(name: "modalstack", targets: ["modalstack"]),
         // What an app adds: Foundation only, no other target of this package.

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -8,7 +7,7 @@ import Synchronization
 /// A connection to one ModalStack server: every operation of its API as an `async throws` call.
 ///
 /// ```swift
-/// let client = ModalStackClient(baseURL: URL(string: "https://modalstack.example")!, credential: .apiKey(key))
+/// let client = ModalStack(baseURL: URL(string: "https://modalstack.example")!, credential: .apiKey(key))
 /// let outcome = try await client.present(PresentRequest(destination: "paywall"), in: "user-42")
 /// ```
 ///
@@ -16,7 +15,12 @@ import Synchronization
 /// `.preconditionFailed(currentVersion:)`, …); a network failure throws the `URLError`, after the
 /// retries ``Configuration/maxAttempts`` allows; an answer that is not the API's throws
 /// ``UnexpectedResponse``. The client is `Sendable`: share one per server.
-public final class ModalStackClient: Sendable {
+///
+/// The library's types keep short names (`Session`, `Presentation`, `PathEntry`); types that
+/// belong to another are nested in it (`AlertButton.Role`, `ModalStyle.Detent`,
+/// `ModalStackError.Problem`). No type is named like the module, so where an app has a `Session`
+/// of its own, `ModalStackClient.Session` names this one.
+public final class ModalStack: Sendable {
     /// What the client sends as `Authorization: Bearer`.
     public enum Credential: Sendable {
         /// No credential: a server started without keys.
@@ -25,10 +29,11 @@ public final class ModalStackClient: Sendable {
         case apiKey(String)
         /// A client token for one session, used until it expires.
         case token(String)
-        /// Called for a token when the client first needs one, and again when the server refuses the
-        /// last one as invalid (`401`) or a stream ends because it expired; the request is then
-        /// retried once with the new token.
-        case tokenProvider(@Sendable () async throws -> String)
+        /// Called for a token when the client first needs one, shortly before the one it has
+        /// expires, and when the server refuses it as invalid (`401`) or a stream ends because it
+        /// expired (the request is then retried once with the new token). Requests that need a
+        /// token while one is being fetched wait for that one: the provider runs once at a time.
+        case tokenProvider(@Sendable () async throws -> ClientToken)
     }
 
     /// How the client sends changes and follows sessions.
@@ -43,14 +48,14 @@ public final class ModalStackClient: Sendable {
         public var maxAttempts: Int
         /// The delay before the first retry; it doubles on each one, with jitter, up to ``maxRetryDelay``.
         public var retryDelay: Duration
-        /// The longest delay between retries, and between reconnections of ``ModalStackClient/updates(of:resumingFrom:onStatus:)``.
+        /// The longest delay between retries, and between reconnections of ``ModalStack/updates(of:resumingFrom:onStatus:)``.
         public var maxRetryDelay: Duration
         /// Seconds a request may wait for an answer (a long poll waits this much longer).
         public var requestTimeout: TimeInterval
         /// Seconds without a byte (an event or a heartbeat) after which an event stream is taken
         /// for dead and reopened; keep it above the server's `--sse-heartbeat` (15 s by default).
         public var heartbeatTimeout: TimeInterval
-        /// How ``ModalStackClient/updates(of:resumingFrom:onStatus:)`` follows a session.
+        /// How ``ModalStack/updates(of:resumingFrom:onStatus:)`` follows a session.
         public var liveUpdates: LiveUpdateTransport
         /// Seconds a long poll asks the server to wait (the server caps it at its `--max-wait`).
         public var longPollWait: Int
@@ -77,10 +82,10 @@ public final class ModalStackClient: Sendable {
     public let configuration: Configuration
     let credential: Credential
     let urlSession: URLSession
-    /// The token in use with a ``Credential/tokenProvider(_:)``.
-    private let providedToken = Mutex<String?>(nil)
+    /// The token in use with a ``Credential/tokenProvider(_:)``, or the one being fetched.
+    private let providedToken = Locked<ProvidedToken>(.none)
     /// The last version seen of each session, for ``Configuration/sendsIfMatch``.
-    private let seenVersions = Mutex<[String: Int64]>([:])
+    private let seenVersions = Locked<[String: Int64]>([:])
 
     /// A client of the server at `baseURL` (`https://host:port`, without `/v1`).
     public init(baseURL: URL, credential: Credential = .none, configuration: Configuration = Configuration()) {
@@ -121,13 +126,17 @@ public final class ModalStackClient: Sendable {
         .decode()
     }
 
-    /// A page of the live sessions, the most recently changed first (API key only): the first
-    /// page, or the one after `cursor` (``SessionsPage/nextCursor`` of the page before).
-    public func sessions(limit: Int? = nil, after cursor: String? = nil) async throws -> SessionsPage {
+    /// The first page of the live sessions, the most recently changed first (API key only): at
+    /// most `limit` (the server's default is 20, its most 100). ``SessionsPage/nextPage`` leads on.
+    public func sessions(limit: Int? = nil) async throws -> SessionsPage {
         var call = Call(.get, "/v1/sessions")
         if let limit { call.query.append(URLQueryItem(name: "limit", value: String(limit))) }
-        if let cursor { call.query.append(URLQueryItem(name: "cursor", value: cursor)) }
         return try await send(call).decode()
+    }
+
+    /// The page of sessions that `cursor` (a page's ``SessionsPage/nextPage``) leads to.
+    public func sessions(at cursor: PageCursor) async throws -> SessionsPage {
+        try await send(cursor.call).decode()
     }
 
     /// Creates a session with an id made by the server (API key only).
@@ -144,7 +153,7 @@ public final class ModalStackClient: Sendable {
         var call = Call(.delete, sessionPath(sessionID), sessionID: sessionID)
         call.headers["If-Match"] = version.map(entityTag)
         _ = try await send(call)
-        _ = seenVersions.withLock { $0.removeValue(forKey: sessionID) }
+        forgetVersion(of: sessionID)
     }
 
     /// A client token for the session (API key only; the server needs `--token-secret`).
@@ -157,14 +166,10 @@ public final class ModalStackClient: Sendable {
 
     /// Presents on top of the session's stack, queues it when the rules block it (unless
     /// `whenBlocked` is `reject`), or updates the presentation already on top with its key.
-    ///
-    /// - Parameter version: the version the change is based on, sent as `If-Match`; `nil` for the
-    ///   last one seen when ``Configuration/sendsIfMatch`` is on, else none.
     public func present(
-        _ request: PresentRequest, in sessionID: String, expecting version: Int64? = nil
+        _ request: PresentRequest, in sessionID: String, options: ChangeOptions = ChangeOptions()
     ) async throws -> PresentOutcome {
-        let answer = try await send(
-            change(.post, sessionPath(sessionID) + "/presentations", request, sessionID, version))
+        let answer = try await send(changeCall(.present(request), in: sessionID, options))
         switch answer.status {
         case 201: return .presented(try answer.decode())
         case 202: return .queued(try answer.decode())
@@ -174,73 +179,86 @@ public final class ModalStackClient: Sendable {
 
     /// Dismisses what `request` says (the top by default), with its `result` and `force`.
     public func dismiss(
-        _ request: DismissRequest = DismissRequest(), in sessionID: String, expecting version: Int64? = nil
+        _ request: DismissRequest = DismissRequest(), in sessionID: String, options: ChangeOptions = ChangeOptions()
     ) async throws -> DismissResponse {
-        try await send(change(.post, sessionPath(sessionID) + "/dismiss", request, sessionID, version)).decode()
+        try await send(changeCall(.dismiss(request), in: sessionID, options)).decode()
     }
 
     /// Removes a presentation and everything above it, or cancels it if queued; an alert it removes
-    /// records its cancel button (`DELETE`, which takes no result: use ``dismiss(_:in:expecting:)`` for one).
+    /// records its cancel button (`DELETE`, which takes no result: use ``dismiss(_:in:options:)`` for one).
     public func deletePresentation(
-        _ presentationID: String, in sessionID: String, force: Bool = false, expecting version: Int64? = nil
+        _ presentationID: String, in sessionID: String, force: Bool = false, options: ChangeOptions = ChangeOptions()
     ) async throws -> DismissResponse {
-        var call = try change(
-            .delete, presentationPath(presentationID, in: sessionID), nil as DismissRequest?, sessionID, version)
-        if force { call.query = [URLQueryItem(name: "force", value: "true")] }
-        return try await send(call).decode()
+        try await send(changeCall(.deletePresentation(presentationID, force: force), in: sessionID, options)).decode()
     }
 
     /// Changes a presentation in place: its payload, or a progress's `message`, `total`, `completed`.
     public func update(
-        _ presentationID: String, in sessionID: String, with request: UpdateRequest, expecting version: Int64? = nil
+        _ presentationID: String, in sessionID: String, with request: UpdateRequest,
+        options: ChangeOptions = ChangeOptions()
     ) async throws -> UpdateResponse {
-        try await send(change(.patch, presentationPath(presentationID, in: sessionID), request, sessionID, version))
-            .decode()
+        try await send(changeCall(.update(presentationID, request), in: sessionID, options)).decode()
     }
 
     /// Replaces the whole stack (a deep link); entries that match the bottom of the old stack keep their identity.
     public func replaceStack(
-        _ request: ReplaceStackRequest, in sessionID: String, expecting version: Int64? = nil
+        _ request: ReplaceStackRequest, in sessionID: String, options: ChangeOptions = ChangeOptions()
     ) async throws -> ReplaceStackResponse {
-        try await send(change(.put, sessionPath(sessionID) + "/stack", request, sessionID, version)).decode()
+        try await send(changeCall(.replaceStack(request), in: sessionID, options)).decode()
     }
-
-    // MARK: Paths and links
 
     /// Pushes a screen onto a level's path (by default the top-most container on the stack, else the
     /// root), or updates the level's last entry in place when it has the same key and destination.
     /// The first push creates the session; an alert-like top does not queue it: it happens beneath.
     public func push(
-        _ request: PushRequest, in sessionID: String, expecting version: Int64? = nil
+        _ request: PushRequest, in sessionID: String, options: ChangeOptions = ChangeOptions()
     ) async throws -> PushOutcome {
-        let answer = try await send(change(.post, sessionPath(sessionID) + "/path", request, sessionID, version))
+        let answer = try await send(changeCall(.push(request), in: sessionID, options))
         return answer.status == 201 ? .pushed(try answer.decode()) : .updated(try answer.decode())
     }
 
     /// Pops what `request` says (the last entry of the default level by default), handing its
     /// `result` back for the top-most entry popped. It never dismisses a modal.
     public func pop(
-        _ request: PopRequest = PopRequest(), in sessionID: String, expecting version: Int64? = nil
+        _ request: PopRequest = PopRequest(), in sessionID: String, options: ChangeOptions = ChangeOptions()
     ) async throws -> PopResponse {
-        try await send(change(.post, sessionPath(sessionID) + "/path/pop", request, sessionID, version)).decode()
+        try await send(changeCall(.pop(request), in: sessionID, options)).decode()
     }
 
     /// Goes to a whole navigation in one change: the root path, the modals and their paths. Modals
     /// and entries matching the current ones along the common prefix keep their identity; the
     /// answer's transition is the plan from here to there.
     public func navigate(
-        to request: NavigationRequest, in sessionID: String, expecting version: Int64? = nil
+        to request: NavigationRequest, in sessionID: String, options: ChangeOptions = ChangeOptions()
     ) async throws -> NavigationResponse {
-        try await send(change(.put, sessionPath(sessionID) + "/navigation", request, sessionID, version)).decode()
+        try await send(changeCall(.navigate(request), in: sessionID, options)).decode()
     }
 
     /// Opens a deep link in the session: the server resolves it with its catalog's routes and applies
     /// what the route says as one change; ``ModalStackError/noRoute(url:_:)`` when none matches.
     public func open(
-        url: URL, in sessionID: String, expecting version: Int64? = nil
+        url: URL, in sessionID: String, options: ChangeOptions = ChangeOptions()
     ) async throws -> LinkResponse {
-        let request = LinkRequest(url: url.absoluteString)
-        return try await send(change(.post, sessionPath(sessionID) + "/links", request, sessionID, version)).decode()
+        try await send(changeCall(.open(url), in: sessionID, options)).decode()
+    }
+
+    /// Makes `change` and asks for the small answer (`Prefer: return=minimal`): the version it made
+    /// and its transition plan, without the session. For a client that follows the session anyway
+    /// (``updates(of:resumingFrom:onStatus:)``) and only needs to know the change took.
+    public func apply(
+        _ change: Change, in sessionID: String, options: ChangeOptions = ChangeOptions()
+    ) async throws -> ChangeReceipt {
+        var call = try changeCall(change, in: sessionID, options)
+        call.headers["Prefer"] = "return=minimal"
+        let answer = try await send(call)
+        let body: MinimalAnswer = try answer.decode()
+        return ChangeReceipt(status: answer.status, version: body.version, transition: body.transition)
+    }
+
+    /// What the server sends under `Prefer: return=minimal`.
+    private struct MinimalAnswer: Decodable {
+        var version: Int64
+        var transition: [TransitionStep]
     }
 
     /// What opening `url` would do, without a session and without changing anything.
@@ -263,13 +281,19 @@ public final class ModalStackClient: Sendable {
         try await send(Call(.get, sessionPath(sessionID) + "/path/" + Self.pathSegment(entryID))).decode()
     }
 
-    /// A page of the event log: whole changes after `version`, oldest first, at most `limit` events
-    /// (the server's default is 100); follow ``EventsPage/next`` for more.
+    /// The first page of the event log after `version` (`0`: from the start), oldest first. A page
+    /// holds whole changes: it ends with the change that brings it to at least `limit` events (the
+    /// server's default is 100), so it may hold more. ``EventsPage/nextPage`` leads on.
     public func events(in sessionID: String, after version: Int64 = 0, limit: Int? = nil) async throws -> EventsPage {
         var call = Call(.get, sessionPath(sessionID) + "/events")
         call.query = [URLQueryItem(name: "after", value: String(version))]
         if let limit { call.query.append(URLQueryItem(name: "limit", value: String(limit))) }
         return try await send(call).decode()
+    }
+
+    /// The page of the event log that `cursor` (a page's ``EventsPage/nextPage``) leads to.
+    public func events(at cursor: PageCursor) async throws -> EventsPage {
+        try await send(cursor.call).decode()
     }
 
     /// The steps from the stack at `version` (`0`: an empty stack) to the current one;
@@ -278,6 +302,21 @@ public final class ModalStackClient: Sendable {
         var call = Call(.get, sessionPath(sessionID) + "/transition")
         call.query = [URLQueryItem(name: "from", value: String(version))]
         return try await send(call).decode()
+    }
+
+    /// Whether the server is alive (`/livez`: it answers HTTP), or with `ready`, ready for traffic
+    /// (`/readyz`: started, not stopping, its database reachable). Not ready is an answer, not an
+    /// error: ``Health/status`` is ``Health/Status/notReady`` with its ``Health/reason``.
+    public func health(ready: Bool = false) async throws -> Health {
+        let call = Call(.get, ready ? "/readyz" : "/livez")
+        do {
+            return try await send(call).decode()
+        } catch let error as UnexpectedResponse where error.status == 503 {
+            guard let health = try? ModalStackJSON.makeDecoder().decode(Health.self, from: error.body) else {
+                throw error
+            }
+            return health
+        }
     }
 
     /// The destination catalog the server enforces, or ``Destinations/open``.
@@ -363,7 +402,7 @@ public struct UnexpectedResponse: Error, Sendable, Hashable, CustomStringConvert
 
 // MARK: - Sending
 
-extension ModalStackClient {
+extension ModalStack {
     enum Method: String, Sendable {
         case get = "GET"
         case put = "PUT"
@@ -435,16 +474,31 @@ extension ModalStackClient {
 
     func entityTag(_ version: Int64) -> String { "\"\(version)\"" }
 
-    /// A change: the body, `If-Match` as configured, and a fresh `Idempotency-Key` where the server takes one.
-    private func change(
-        _ method: Method, _ path: String, _ body: (some Encodable)?, _ sessionID: String, _ version: Int64?
-    ) throws -> Call {
-        var call =
-            try body.map { try Call(method, path, body: $0, sessionID: sessionID) }
-            ?? Call(method, path, sessionID: sessionID)
-        let expected = version ?? (configuration.sendsIfMatch ? lastSeenVersion(of: sessionID) : nil)
+    /// The request that makes `change`: its method, path and body, `If-Match` as `options` and the
+    /// configuration say, and an `Idempotency-Key` (the caller's, or a fresh one) where the server takes one.
+    func changeCall(_ change: Change, in sessionID: String, _ options: ChangeOptions) throws -> Call {
+        let session = sessionPath(sessionID)
+        var call: Call
+        switch change {
+        case .present(let request): call = try Call(.post, session + "/presentations", body: request)
+        case .dismiss(let request): call = try Call(.post, session + "/dismiss", body: request)
+        case .deletePresentation(let presentationID, let force):
+            call = Call(.delete, presentationPath(presentationID, in: sessionID))
+            if force { call.query = [URLQueryItem(name: "force", value: "true")] }
+        case .update(let presentationID, let request):
+            call = try Call(.patch, presentationPath(presentationID, in: sessionID), body: request)
+        case .replaceStack(let request): call = try Call(.put, session + "/stack", body: request)
+        case .push(let request): call = try Call(.post, session + "/path", body: request)
+        case .pop(let request): call = try Call(.post, session + "/path/pop", body: request)
+        case .navigate(let request): call = try Call(.put, session + "/navigation", body: request)
+        case .open(let url): call = try Call(.post, session + "/links", body: LinkRequest(url: url.absoluteString))
+        }
+        call.sessionID = sessionID
+        let expected = options.expectedVersion ?? (configuration.sendsIfMatch ? lastSeenVersion(of: sessionID) : nil)
         call.headers["If-Match"] = expected.map(entityTag)
-        if method == .post || method == .patch { call.headers["Idempotency-Key"] = UUID().uuidString }
+        if call.method == .post || call.method == .patch {
+            call.headers["Idempotency-Key"] = options.idempotencyKey ?? UUID().uuidString
+        }
         return call
     }
 
@@ -517,11 +571,38 @@ extension ModalStackClient {
         case .none: return nil
         case .apiKey(let key): return key
         case .token(let token): return token
-        case .tokenProvider(let provide):
-            if let token = providedToken.withLock({ $0 }) { return token }
-            let token = try await provide()
-            providedToken.withLock { $0 = token }
-            return token
+        case .tokenProvider(let provide): return try await providedToken(from: provide)
+        }
+    }
+
+    /// A ``Credential/tokenProvider(_:)``'s token: the one held while it is not due for renewal,
+    /// else the one being fetched, else a new fetch that every caller meanwhile waits for.
+    private func providedToken(from provide: @escaping @Sendable () async throws -> ClientToken) async throws -> String
+    {
+        let now = Date()
+        let fetch: Task<ClientToken, any Error> = providedToken.withLock { held in
+            switch held {
+            case .ready(let token, let fetchedAt) where !token.isDue(at: now, fetchedAt: fetchedAt):
+                return Task { token }
+            case .fetching(let fetch):
+                return fetch
+            case .none, .ready:
+                let fetch = Task { try await provide() }
+                held = .fetching(fetch)
+                return fetch
+            }
+        }
+        do {
+            let token = try await fetch.value
+            providedToken.withLock { held in
+                if case .fetching(let current) = held, current == fetch { held = .ready(token, fetchedAt: now) }
+            }
+            return token.token
+        } catch {
+            providedToken.withLock { held in
+                if case .fetching(let current) = held, current == fetch { held = .none }
+            }
+            throw error
         }
     }
 
@@ -529,7 +610,9 @@ extension ModalStackClient {
     /// (unless another request already did).
     func dropToken(sentIn request: URLRequest) {
         let sent = request.value(forHTTPHeaderField: "Authorization").map { String($0.dropFirst("Bearer ".count)) }
-        providedToken.withLock { if $0 == sent { $0 = nil } }
+        providedToken.withLock { held in
+            if case .ready(let token, _) = held, token.token == sent { held = .none }
+        }
     }
 
     private func isRetryable(_ error: URLError, _ call: Call) -> Bool {
@@ -553,7 +636,7 @@ extension ModalStackClient {
     static func refusal(status: Int, data: Data, response: HTTPURLResponse) -> any Error {
         let contentType = response.value(forHTTPHeaderField: "Content-Type")
         if contentType?.hasPrefix("application/problem+json") == true,
-            let problem = try? ModalStackJSON.makeDecoder().decode(Problem.self, from: data)
+            let problem = try? ModalStackJSON.makeDecoder().decode(ModalStackError.Problem.self, from: data)
         {
             return ModalStackError(problem)
         }
@@ -584,6 +667,48 @@ extension ModalStackClient {
         guard configuration.sendsIfMatch else { return }
         seenVersions.withLock { $0[sessionID] = version }
     }
+
+    /// The session is gone: a change sent now is not based on any version of it.
+    func forgetVersion(of sessionID: String) {
+        _ = seenVersions.withLock { $0.removeValue(forKey: sessionID) }
+    }
+}
+
+/// A token from a ``ModalStack/Credential/tokenProvider(_:)``, with when it expires.
+///
+/// It decodes from the JSON of ``TokenResponse`` (`{"token": …, "expiresAt": …}`), so a backend
+/// can hand the server's answer to the app as it is.
+public struct ClientToken: Codable, Sendable, Hashable {
+    /// A compact JWS, sent as `Authorization: Bearer <token>`.
+    public var token: String
+    /// When the server stops taking it; `nil` when unknown (then it is renewed only when refused).
+    public var expiresAt: Date?
+
+    /// A token that expires at `expiresAt`.
+    public init(_ token: String, expiresAt: Date?) {
+        self.token = token
+        self.expiresAt = expiresAt
+    }
+
+    /// The token of a ``ModalStack/token(for:scope:ttl:)`` answer.
+    public init(_ response: TokenResponse) {
+        self.init(response.token, expiresAt: response.expiresAt)
+    }
+
+    /// Whether to fetch the next one before sending this one: when less than a quarter of its
+    /// lifetime, or 30 s, is left, so that a request in flight does not outlive it.
+    func isDue(at now: Date, fetchedAt: Date) -> Bool {
+        guard let expiresAt else { return false }
+        let margin = min(30, expiresAt.timeIntervalSince(fetchedAt) / 4)
+        return expiresAt.timeIntervalSince(now) <= margin
+    }
+}
+
+/// Where a ``ModalStack/Credential/tokenProvider(_:)``'s token is.
+enum ProvidedToken {
+    case none
+    case fetching(Task<ClientToken, any Error>)
+    case ready(ClientToken, fetchedAt: Date)
 }
 
 extension String {

@@ -268,6 +268,16 @@ public struct StreamNotice: Codable, Sendable, Hashable {
         case tokenExpired
     }
 
+    /// Why a session left, on `sessionDeleted`.
+    public enum Reason: String, Codable, Sendable, Hashable {
+        /// `DELETE` of the session.
+        case deleted
+        /// Its `ttl` passed without a change.
+        case expired
+    }
+
     public var type: Kind
     public var sessionId: String
+    /// Why the session left (`sessionDeleted` only).
+    public var reason: Reason?
 }

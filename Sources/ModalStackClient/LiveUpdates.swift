@@ -4,7 +4,7 @@ import Foundation
     import FoundationNetworking
 #endif
 
-/// How ``ModalStackClient/updates(of:resumingFrom:onStatus:)`` follows a session.
+/// How ``ModalStack/updates(of:resumingFrom:onStatus:)`` follows a session.
 public enum LiveUpdateTransport: Sendable, Hashable {
     /// The event stream; long polls instead once two streams in a row were answered but brought no
     /// event before they died (a proxy that buffers or cuts streams), or the answer was not a stream.
@@ -16,7 +16,7 @@ public enum LiveUpdateTransport: Sendable, Hashable {
     case longPoll
 }
 
-/// Where ``ModalStackClient/updates(of:resumingFrom:onStatus:)`` is, for a status line or a test.
+/// Where ``ModalStack/updates(of:resumingFrom:onStatus:)`` is, for a status line or a test.
 public enum LiveUpdateStatus: Sendable, Hashable {
     /// Opening an event stream; `resumingAfter` is the `Last-Event-ID` sent.
     case connecting(resumingAfter: Int64?)
@@ -24,19 +24,46 @@ public enum LiveUpdateStatus: Sendable, Hashable {
     case streaming
     /// Following the session with long polls.
     case polling
-    /// The connection failed; the next try comes after a backoff with jitter.
+    /// The connection failed; the next try comes after a backoff with jitter. `reason` is one
+    /// short line ("cannot connect to host", "timed out", "Server stopping (503)").
     case reconnecting(attempt: Int, reason: String)
 }
 
-/// Why ``ModalStackClient/updates(of:resumingFrom:onStatus:)`` ended with an error that is not the server's refusal.
+extension LiveUpdateStatus {
+    /// One short line for why a connection failed, for a status line or a log.
+    static func reason(for error: any Error) -> String {
+        switch error {
+        case let error as ModalStackError: return "\(error.problem.title) (\(error.status))"
+        case let error as URLError:
+            switch error.code {
+            case .cannotConnectToHost: return "cannot connect to host"
+            case .cannotFindHost, .dnsLookupFailed: return "cannot find host"
+            case .timedOut: return "timed out"
+            case .networkConnectionLost: return "connection lost"
+            case .notConnectedToInternet: return "not connected to the internet"
+            case .secureConnectionFailed, .serverCertificateUntrusted: return "TLS failed"
+            case .badServerResponse, .cannotParseResponse: return "bad answer from the server"
+            default: return "network error \(error.code.rawValue)"
+            }
+        case let error as UnexpectedResponse: return "unexpected \(error.status) answer"
+        case is DecodingError: return "an event the client cannot read"
+        default: return String(describing: type(of: error))
+        }
+    }
+}
+
+/// Why ``ModalStack/updates(of:resumingFrom:onStatus:)`` ended with an error that is not the server's refusal.
 public enum LiveUpdateError: Error, Sendable, Hashable {
-    /// The session was deleted.
+    /// The session was deleted (`DELETE`).
     case sessionDeleted
-    /// The token (a ``ModalStackClient/Credential/token(_:)``) expired; a token provider would have been asked again.
+    /// The session expired: its `ttl` passed without a change. A change made under its id now
+    /// makes a new session, from version 1; follow it with a new ``ModalStack/updates(of:resumingFrom:onStatus:)``.
+    case sessionExpired
+    /// The token (a ``ModalStack/Credential/token(_:)``) expired; a token provider would have been asked again.
     case tokenExpired
 }
 
-extension ModalStackClient {
+extension ModalStack {
     /// The session's state now and after every change, as it happens.
     ///
     /// Over the event stream: the first element is the session as the stream opens; each `change`
@@ -76,9 +103,9 @@ extension ModalStackClient {
     }
 }
 
-/// The loop behind ``ModalStackClient/updates(of:resumingFrom:onStatus:)``: one task owns it.
+/// The loop behind ``ModalStack/updates(of:resumingFrom:onStatus:)``: one task owns it.
 private final class SessionFollower {
-    let client: ModalStackClient
+    let client: ModalStack
     let sessionID: String
     let onStatus: @Sendable (LiveUpdateStatus) -> Void
     let yield: (Session) -> Void
@@ -95,7 +122,7 @@ private final class SessionFollower {
     var polling: Bool
 
     init(
-        client: ModalStackClient, sessionID: String, onStatus: @escaping @Sendable (LiveUpdateStatus) -> Void,
+        client: ModalStack, sessionID: String, onStatus: @escaping @Sendable (LiveUpdateStatus) -> Void,
         yield: @escaping (Session) -> Void
     ) {
         self.client = client
@@ -117,7 +144,7 @@ private final class SessionFollower {
                 return
             } catch {
                 failures += 1
-                onStatus(.reconnecting(attempt: failures, reason: String(describing: error)))
+                onStatus(.reconnecting(attempt: failures, reason: LiveUpdateStatus.reason(for: error)))
                 try await Task.sleep(for: client.retryDelay(attempt: failures))
             }
         }
@@ -133,8 +160,9 @@ private final class SessionFollower {
 
     /// Shows `session` if it is newer than what was shown.
     private func offer(_ session: Session) {
-        guard session.version > current?.version ?? 0 else { return }
+        guard session.supersedes(current) else { return }
         current = session
+        client.saw(session)
         yield(session)
     }
 
@@ -205,7 +233,7 @@ private final class SessionFollower {
     }
 
     private func streamRequest(resumingAfter version: Int64?) async throws -> URLRequest {
-        var call = ModalStackClient.Call(.get, client.sessionPath(sessionID) + "/events/stream")
+        var call = ModalStack.Call(.get, client.sessionPath(sessionID) + "/events/stream")
         call.headers["Accept"] = "text/event-stream"
         call.headers["Last-Event-ID"] = version.map(String.init)
         return try await client.urlRequest(for: call)
@@ -214,7 +242,7 @@ private final class SessionFollower {
     /// A stream refused with `response`: returns to try again at once with a new token after a first
     /// `401` with a token provider; else throws the refusal.
     private func refused(_ response: HTTPURLResponse, body: Data) throws {
-        let error = ModalStackClient.refusal(status: response.statusCode, data: body, response: response)
+        let error = ModalStack.refusal(status: response.statusCode, data: body, response: response)
         guard case .unauthorized = error as? ModalStackError, case .tokenProvider = client.credential, !refreshedToken,
             let request
         else { throw error }
@@ -233,7 +261,10 @@ private final class SessionFollower {
             offer(session)
         case "change":
             let change = try decoder.decode(SessionChange.self, from: data)
-            guard let current, change.version > current.version else { return true }
+            // A stream opened before the session exists starts with its first change.
+            guard let current = current ?? (change.version == 1 ? .unwritten(sessionID) : nil),
+                change.version > current.version
+            else { return true }
             if let next = current.applying(change) {
                 offer(next)
             } else {
@@ -242,7 +273,9 @@ private final class SessionFollower {
                 offer(try await client.session(sessionID))
             }
         case "sessionDeleted":
-            throw LiveUpdateError.sessionDeleted
+            client.forgetVersion(of: sessionID)
+            let notice = try? decoder.decode(StreamNotice.self, from: data)
+            throw notice?.reason == .expired ? LiveUpdateError.sessionExpired : LiveUpdateError.sessionDeleted
         case "tokenExpired":
             guard case .tokenProvider = client.credential, let request else { throw LiveUpdateError.tokenExpired }
             client.dropToken(sentIn: request)

@@ -12,45 +12,47 @@ public struct FieldError: Codable, Sendable, Hashable {
     }
 }
 
-/// An RFC 9457 problem (`application/problem+json`) as the server wrote it.
-public struct Problem: Sendable, Hashable {
-    /// `/problems/<slug>`.
-    public var type: String
-    public var title: String
-    public var status: Int
-    public var detail: String
-    /// Only with `validation-failed`.
-    public var errors: [FieldError]?
-    /// The other members (`currentVersion`, `presentationId`, `maxDepth`, …).
-    public var extensions: JSONObject
+extension ModalStackError {
+    /// An RFC 9457 problem (`application/problem+json`) as the server wrote it.
+    public struct Problem: Sendable, Hashable {
+        /// `/problems/<slug>`.
+        public var type: String
+        public var title: String
+        public var status: Int
+        public var detail: String
+        /// Only with `validation-failed`.
+        public var errors: [FieldError]?
+        /// The other members (`currentVersion`, `presentationId`, `maxDepth`, …).
+        public var extensions: JSONObject
 
-    public init(
-        type: String, title: String, status: Int, detail: String, errors: [FieldError]? = nil,
-        extensions: JSONObject = [:]
-    ) {
-        self.type = type
-        self.title = title
-        self.status = status
-        self.detail = detail
-        self.errors = errors
-        self.extensions = extensions
-    }
+        public init(
+            type: String, title: String, status: Int, detail: String, errors: [FieldError]? = nil,
+            extensions: JSONObject = [:]
+        ) {
+            self.type = type
+            self.title = title
+            self.status = status
+            self.detail = detail
+            self.errors = errors
+            self.extensions = extensions
+        }
 
-    /// The stable part of `type`: what follows `/problems/`, else the whole `type`.
-    public var slug: String {
-        type.hasPrefix("/problems/") ? String(type.dropFirst("/problems/".count)) : type
-    }
+        /// The stable part of `type`: what follows `/problems/`, else the whole `type`.
+        public var slug: String {
+            type.hasPrefix("/problems/") ? String(type.dropFirst("/problems/".count)) : type
+        }
 
-    fileprivate func integer(_ name: String) -> Int? {
-        extensions[name]?.intValue
-    }
+        fileprivate func integer(_ name: String) -> Int? {
+            extensions[name]?.intValue
+        }
 
-    fileprivate func string(_ name: String) -> String? {
-        if case .string(let value) = extensions[name] { value } else { nil }
+        fileprivate func string(_ name: String) -> String? {
+            if case .string(let value) = extensions[name] { value } else { nil }
+        }
     }
 }
 
-extension Problem: Codable {
+extension ModalStackError.Problem: Codable {
     private struct Key: CodingKey {
         var stringValue: String
         var intValue: Int? { nil }

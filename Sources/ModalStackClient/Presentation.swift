@@ -4,7 +4,7 @@ import Foundation
 /// style-specific members, which sit beside it in the presentation's object).
 public enum ModalStyle: Sendable, Hashable {
     /// A sheet: the heights it may rest at (`[]` leaves the choice to the app), and whether a swipe may not close it.
-    case sheet(detents: [Detent], interactiveDismissDisabled: Bool)
+    case sheet(detents: [ModalStyle.Detent], interactiveDismissDisabled: Bool)
     /// A full-screen cover.
     case fullScreenCover
     /// A popover.
@@ -64,7 +64,7 @@ extension ModalStyle: Codable {
         switch try container.decode(Kind.self, forKey: .style) {
         case .sheet:
             self = .sheet(
-                detents: try container.decode([Detent].self, forKey: .detents),
+                detents: try container.decode([ModalStyle.Detent].self, forKey: .detents),
                 interactiveDismissDisabled: try container.decode(Bool.self, forKey: .interactiveDismissDisabled))
         case .fullScreenCover: self = .fullScreenCover
         case .popover: self = .popover
@@ -109,35 +109,41 @@ extension ModalStyle: Codable {
     }
 }
 
-/// A height a sheet may rest at: `medium`, `large`, `fraction:x` or `height:x`, kept as written.
-public struct Detent: RawRepresentable, Codable, Sendable, Hashable, ExpressibleByStringLiteral {
-    public var rawValue: String
-    public init(rawValue: String) { self.rawValue = rawValue }
-    public init(stringLiteral value: String) { self.rawValue = value }
-    public init(from decoder: any Decoder) throws { rawValue = try decoder.singleValueContainer().decode(String.self) }
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(rawValue)
-    }
+extension ModalStyle {
+    /// A height a sheet may rest at: `medium`, `large`, `fraction:x` or `height:x`, kept as written.
+    public struct Detent: RawRepresentable, Codable, Sendable, Hashable, ExpressibleByStringLiteral {
+        public var rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+        public init(stringLiteral value: String) { self.rawValue = value }
+        public init(from decoder: any Decoder) throws {
+            rawValue = try decoder.singleValueContainer().decode(String.self)
+        }
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.singleValueContainer()
+            try container.encode(rawValue)
+        }
 
-    /// The medium height.
-    public static let medium: Detent = "medium"
-    /// The full height.
-    public static let large: Detent = "large"
-    /// A share of the screen, 0 < `share` ≤ 1.
-    public static func fraction(_ share: Double) -> Detent { Detent(rawValue: "fraction:" + shortest(share)) }
-    /// A height in points, 0 < `points` ≤ 100000.
-    public static func height(_ points: Double) -> Detent { Detent(rawValue: "height:" + shortest(points)) }
+        /// The medium height.
+        public static let medium: Detent = "medium"
+        /// The full height.
+        public static let large: Detent = "large"
+        /// A share of the screen, 0 < `share` ≤ 1.
+        public static func fraction(_ share: Double) -> Detent { Detent(rawValue: "fraction:" + shortest(share)) }
+        /// A height in points, 0 < `points` ≤ 100000.
+        public static func height(_ points: Double) -> Detent { Detent(rawValue: "height:" + shortest(points)) }
 
-    /// The number as the server writes it back: the shortest decimal, without a trailing `.0`.
-    private static func shortest(_ value: Double) -> String {
-        value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)
+        /// The number as the server writes it back: the shortest decimal, without a trailing `.0`.
+        private static func shortest(_ value: Double) -> String {
+            value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)
+        }
     }
 }
 
-/// A button's role: `cancel` is the answer a dismiss without one records.
-public enum ButtonRole: String, Codable, Sendable, Hashable, CaseIterable {
-    case `default`, cancel, destructive
+extension AlertButton {
+    /// A button's role: `cancel` is the answer a dismiss without one records.
+    public enum Role: String, Codable, Sendable, Hashable, CaseIterable {
+        case `default`, cancel, destructive
+    }
 }
 
 /// One button of an alert or confirmation dialog, as served.
@@ -145,9 +151,9 @@ public struct AlertButton: Codable, Sendable, Hashable, Identifiable {
     /// Unique among its alert's buttons; the `buttonId` of the answer.
     public var id: String
     public var label: String
-    public var role: ButtonRole
+    public var role: AlertButton.Role
 
-    public init(id: String, label: String, role: ButtonRole = .default) {
+    public init(id: String, label: String, role: AlertButton.Role = .default) {
         self.id = id
         self.label = label
         self.role = role

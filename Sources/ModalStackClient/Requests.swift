@@ -4,9 +4,9 @@ import Foundation
 public struct AlertButtonRequest: Codable, Sendable, Hashable {
     public var id: String
     public var label: String
-    public var role: ButtonRole?
+    public var role: AlertButton.Role?
 
-    public init(id: String, label: String, role: ButtonRole? = nil) {
+    public init(id: String, label: String, role: AlertButton.Role? = nil) {
         self.id = id
         self.label = label
         self.role = role
@@ -20,7 +20,7 @@ public struct PresentRequest: Sendable, Hashable {
     /// The style to present with and its fields; `nil` members take the server's defaults.
     public enum Style: Sendable, Hashable {
         /// Detents default to `[]`, `interactiveDismissDisabled` to `false`.
-        case sheet(detents: [Detent]? = nil, interactiveDismissDisabled: Bool? = nil)
+        case sheet(detents: [ModalStyle.Detent]? = nil, interactiveDismissDisabled: Bool? = nil)
         case fullScreenCover
         case popover
         /// Without `buttons` the alert gets one: OK, role `default`.
@@ -119,7 +119,7 @@ extension PresentRequest: Codable {
         switch try container.decodeIfPresent(ModalStyle.Kind.self, forKey: .style) ?? .sheet {
         case .sheet:
             style = .sheet(
-                detents: try container.decodeIfPresent([Detent].self, forKey: .detents),
+                detents: try container.decodeIfPresent([ModalStyle.Detent].self, forKey: .detents),
                 interactiveDismissDisabled: try container.decodeIfPresent(
                     Bool.self, forKey: .interactiveDismissDisabled))
         case .fullScreenCover: style = .fullScreenCover

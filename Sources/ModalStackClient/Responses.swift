@@ -412,8 +412,4 @@ extension SessionsPage: Codable {
         try container.encode(next, forKey: .next)
     }
 
-    /// The `cursor` of the next page, for ``ModalStackClient/sessions(limit:after:)``.
-    public var nextCursor: String? {
-        next.flatMap { URLComponents(string: $0)?.queryItems?.first { $0.name == "cursor" }?.value }
-    }
 }

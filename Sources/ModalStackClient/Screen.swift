@@ -40,4 +40,9 @@ public enum Screen: Sendable, Hashable, Identifiable {
         case .pushed(let entry): entry.payload
         }
     }
+
+    /// The payload as the app's own type: `try screen.payload(as: Item.self)`.
+    public func payload<Payload: Decodable>(as type: Payload.Type = Payload.self) throws -> Payload {
+        try payload.decode(as: type)
+    }
 }

@@ -103,3 +103,14 @@ extension Session {
         }
     }
 }
+
+extension Session {
+    /// Whether this state is newer than `other`: a later version of the same session, or a session
+    /// made again under the same id after `other`'s expired or was deleted (a later `createdAt`,
+    /// whatever its version). An older incarnation's state, arriving late, never replaces a newer one.
+    public func supersedes(_ other: Session?) -> Bool {
+        guard let other else { return true }
+        guard createdAt == other.createdAt else { return createdAt > other.createdAt }
+        return version > other.version
+    }
+}

@@ -12,12 +12,15 @@ import Observation
 /// model.push(PushRequest(destination: "privacy"))   // inside the settings sheet
 /// model.userPopped(level: .presentation(settingsID))  // the user swiped back
 /// model.userDismissed(level: 0)      // the user swiped the sheet down
+/// let session = try await model.answer(buttonID: "retry").value  // its own outcome, when needed
 /// ```
 ///
 /// Every intent (``present(_:)``, ``dismiss(_:)``, ``answer(buttonID:)``, ``userDismissed(level:)``,
 /// ``push(_:)``, ``pop(_:)``, ``userPopped(level:count:)``) changes ``state`` at once, as the app
 /// predicts it, sends the change, and then shows what the server answered; a refusal takes the
-/// prediction back and sets ``lastError``. The prediction knows the shape of a change (what is
+/// prediction back and sets ``lastError``. Each returns the task that sends it: its `value` is the
+/// session the server answered, or throws that intent's own error (an intent with nothing to do
+/// throws ``IntentError`` and sends nothing). The prediction knows the shape of a change (what is
 /// presented, pushed, queued or removed), not the rules: whether a present may go on the stack, a
 /// locked sheet may go or a pop finds its entries is the server's answer.
 ///
@@ -27,19 +30,25 @@ import Observation
 @Observable
 public final class ModalStackSession {
     public let sessionID: String
-    @ObservationIgnored public let client: ModalStackClient
+    @ObservationIgnored public let client: ModalStack
     /// The newest state the server confirmed, from an answer or from the event stream.
     public private(set) var confirmed: Session?
     /// What to show: ``confirmed`` with the changes still waiting for their answer applied.
     public private(set) var state: Session?
-    /// The last refusal or failure of an intent, until the next intent is sent.
-    public private(set) var lastError: (any Error)?
-    /// Where following the session is (see ``follow()``).
+    /// The last refusal or failure of an intent that was sent, until the app sets it to `nil` (an
+    /// alert's dismissal, say). Which intent failed is its own task's error.
+    public var lastError: (any Error)?
+    /// Where following the session is while ``follow()`` runs; `nil` before and after.
     public private(set) var connection: LiveUpdateStatus?
+    /// Why ``follow()`` last ended, when the server refused to go on (a `401`, `403`, a revoked
+    /// token); `nil` while it runs and after it ended by cancellation.
+    public private(set) var followError: (any Error)?
+    /// The run of ``follow()`` going on, if any.
+    @ObservationIgnored private var following: UUID?
     /// The changes sent and not yet answered, oldest first.
     private var pending: [PendingChange] = []
 
-    public init(sessionID: String, client: ModalStackClient) {
+    public init(sessionID: String, client: ModalStack) {
         self.sessionID = sessionID
         self.client = client
     }
@@ -98,20 +107,36 @@ public final class ModalStackSession {
         confirm(try await client.session(sessionID))
     }
 
-    /// Shows the server's changes as they happen, until the task is cancelled or the session is
-    /// deleted (then ``state`` is `nil`); see ``ModalStackClient/updates(of:resumingFrom:onStatus:)``.
+    /// Shows the server's changes as they happen, until the task is cancelled or the server refuses
+    /// to go on (then ``followError`` says why); see ``ModalStack/updates(of:resumingFrom:onStatus:)``.
+    ///
+    /// When the session is deleted or expires, ``state`` becomes `nil` (nothing shown) and
+    /// following goes on: the session made next under the same id is shown from its version 1.
     public func follow() async {
-        let updates = client.updates(of: sessionID, resumingFrom: confirmed) { status in
-            Task { @MainActor [weak self] in self?.connection = status }
+        let run = UUID()
+        following = run
+        followError = nil
+        defer {
+            following = nil
+            connection = nil
         }
-        do {
-            for try await session in updates { confirm(session) }
-        } catch LiveUpdateError.sessionDeleted {
-            confirmed = nil
-            pending = []
-            state = nil
-        } catch {
-            lastError = error
+        while !Task.isCancelled {
+            let updates = client.updates(of: sessionID, resumingFrom: confirmed) { status in
+                // A status can arrive after the follow ended: it is not shown then.
+                Task { @MainActor [weak self] in if self?.following == run { self?.connection = status } }
+            }
+            do {
+                for try await session in updates { confirm(session) }
+                return
+            } catch LiveUpdateError.sessionDeleted, LiveUpdateError.sessionExpired {
+                confirmed = nil
+                recompute()
+            } catch is CancellationError {
+                return
+            } catch {
+                followError = error
+                return
+            }
         }
     }
 
@@ -119,44 +144,61 @@ public final class ModalStackSession {
 
     /// Presents `request` (on top, or in the queue when something alert-like is on top or others wait).
     @discardableResult
-    public func present(_ request: PresentRequest) -> Task<Void, Never> {
+    public func present(_ request: PresentRequest) -> Task<Session, any Error> {
         send(.present(request)) { client, id in try await client.present(request, in: id).session }
     }
 
     /// Dismisses what `request` says: the top by default.
     @discardableResult
-    public func dismiss(_ request: DismissRequest = DismissRequest()) -> Task<Void, Never> {
+    public func dismiss(_ request: DismissRequest = DismissRequest()) -> Task<Session, any Error> {
         send(.dismiss(request)) { client, id in try await client.dismiss(request, in: id).session }
     }
 
     /// The user tapped the button `buttonID` of the alert or confirmation dialog on top: it is
-    /// dismissed with `{"buttonId": buttonID}` as its result. Nothing is sent when no such alert is on top.
+    /// dismissed with `{"buttonId": buttonID}` as its result. Nothing is sent when no alert is on
+    /// top (``IntentError/nothingToAnswer``) or it has no such button (``IntentError/noSuchButton(_:)``).
+    /// When another device answered first, the task throws ``IntentError/alreadyDismissed(_:)``
+    /// with the alert as it left, its answer in `result`.
     @discardableResult
-    public func answer(buttonID: String) -> Task<Void, Never> {
-        guard let alert, alert.style.buttons.contains(where: { $0.id == buttonID }) else { return Task {} }
-        return dismiss(DismissRequest(.presentation(alert.id), result: .object(["buttonId": .string(buttonID)])))
+    public func answer(buttonID: String) -> Task<Session, any Error> {
+        guard let alert else { return Task { throw IntentError.nothingToAnswer } }
+        guard alert.style.buttons.contains(where: { $0.id == buttonID }) else {
+            return Task { throw IntentError.noSuchButton(buttonID) }
+        }
+        let request = DismissRequest(.presentation(alert.id), result: .object(["buttonId": .string(buttonID)]))
+        return send(.dismiss(request)) { client, id in
+            do {
+                return try await client.dismiss(request, in: id).session
+            } catch let error as ModalStackError {
+                // The alert may have left meanwhile (another device answered it): say so, not "not found".
+                guard case .presentationNotFound = error, let left = try? await client.presentation(alert.id, in: id),
+                    left.state == .dismissed
+                else { throw error }
+                throw IntentError.alreadyDismissed(left)
+            }
+        }
     }
 
     /// The user closed level `level` (swiped a sheet down, for one): it goes with everything above
     /// it. Nothing is sent when the level is not presented.
     @discardableResult
-    public func userDismissed(level: Int) -> Task<Void, Never> {
+    public func userDismissed(level: Int) -> Task<Session, any Error> {
         let levels = levels
-        guard levels.indices.contains(level) else { return Task {} }
+        guard levels.indices.contains(level) else { return Task { throw IntentError.notShown } }
         return dismiss(DismissRequest(.presentation(levels[level].id)))
     }
 
     /// Pushes a screen onto a level's path (by default the top-most container, else the root), or
     /// updates the level's last entry in place when it has the same key and destination.
     @discardableResult
-    public func push(_ request: PushRequest) -> Task<Void, Never> {
+    public func push(_ request: PushRequest) -> Task<Session, any Error> {
         send(.push(request)) { client, id in try await client.push(request, in: id).session }
     }
 
     /// Pops what `request` says: the last entry of the top-most container's path (else the root's)
     /// by default.
     @discardableResult
-    public func pop(_ request: PopRequest = PopRequest()) -> Task<Void, Never> {
+    public func pop(_ request: PopRequest = PopRequest()) -> Task<Session, any Error> {
         send(.pop(request)) { client, id in try await client.pop(request, in: id).session }
     }
 
@@ -168,9 +210,9 @@ public final class ModalStackSession {
     /// did not see, goes too, rather than the one they saw staying. An entry whose push is still
     /// waiting for its answer has no id the server knows: then the pop counts.
     @discardableResult
-    public func userPopped(level: NavigationLevel, count: Int = 1) -> Task<Void, Never> {
+    public func userPopped(level: NavigationLevel, count: Int = 1) -> Task<Session, any Error> {
         let path = path(at: level)
-        guard count > 0, count <= path.count else { return Task {} }
+        guard count > 0, count <= path.count else { return Task { throw IntentError.notShown } }
         let target: PopRequest.Target =
             switch path.dropLast(count).last {
             case nil: .all
@@ -184,9 +226,11 @@ public final class ModalStackSession {
     /// begins the same is the user going back (``userPopped(level:count:)``). Anything else is not
     /// the user's to make and is ignored: the app pushes with ``push(_:)``.
     @discardableResult
-    public func userSetPath(_ newPath: [PathEntry], at level: NavigationLevel) -> Task<Void, Never> {
+    public func userSetPath(_ newPath: [PathEntry], at level: NavigationLevel) -> Task<Session, any Error> {
         let path = path(at: level)
-        guard newPath.count < path.count, path.starts(with: newPath, by: { $0.id == $1.id }) else { return Task {} }
+        guard newPath.count < path.count, path.starts(with: newPath, by: { $0.id == $1.id }) else {
+            return Task { throw IntentError.notShown }
+        }
         return userPopped(level: level, count: path.count - newPath.count)
     }
 
@@ -207,37 +251,57 @@ public final class ModalStackSession {
 
     /// Shows `intent` as done, sends it with `operation`, then shows the answer or takes the prediction back.
     private func send(
-        _ intent: Intent, _ operation: @escaping @Sendable (ModalStackClient, String) async throws -> Session
-    ) -> Task<Void, Never> {
+        _ intent: Intent, _ operation: @escaping @Sendable (ModalStack, String) async throws -> Session
+    ) -> Task<Session, any Error> {
         let change = PendingChange(id: UUID(), intent: intent)
         pending.append(change)
-        lastError = nil
         recompute()
         let client = client
         let sessionID = sessionID
         return Task {
             do {
                 let session = try await operation(client, sessionID)
-                settle(change, with: session, error: nil)
+                settle(change, with: session)
+                return session
             } catch {
-                settle(change, with: nil, error: error)
+                lastError = error
+                settle(change, with: nil)
+                // What the alert became is news to this model: show it rather than the alert.
+                if case IntentError.alreadyDismissed = error { try? await refresh() }
+                throw error
             }
         }
     }
 
-    private func settle(_ change: PendingChange, with session: Session?, error: (any Error)?) {
+    private func settle(_ change: PendingChange, with session: Session?) {
         pending.removeAll { $0.id == change.id }
-        if let error { lastError = error }
         if let session { confirm(session) } else { recompute() }
     }
 
+    /// Shows `session` if it is newer than the confirmed state: a later version, or the session
+    /// made again under this id after the one shown expired or was deleted.
     private func confirm(_ session: Session) {
-        if session.version > confirmed?.version ?? 0 { confirmed = session }
+        if session.supersedes(confirmed) { confirmed = session }
         recompute()
     }
 
     private func recompute() {
         state = pending.reduce(confirmed) { state, change in state.map { $0.predicting(change.intent) } }
+    }
+}
+
+extension ModalStackSession {
+    /// Why an intent sent nothing, or what its refusal means for the app.
+    public enum IntentError: Error, Sendable, Hashable {
+        /// ``ModalStackSession/answer(buttonID:)`` with no alert or confirmation dialog on top.
+        case nothingToAnswer
+        /// ``ModalStackSession/answer(buttonID:)`` with a button id the alert on top does not have.
+        case noSuchButton(String)
+        /// The level, or the entries, the user went back from are not shown (any more).
+        case notShown
+        /// The alert was dismissed before this answer reached the server (another device answered
+        /// it first): the alert as it left, with that answer in `result`.
+        case alreadyDismissed(Presentation)
     }
 }
 

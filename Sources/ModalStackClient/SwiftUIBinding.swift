@@ -78,7 +78,11 @@
                 #else
                     .fullScreenCover(item: binding(.fullScreenCover)) { next($0) }
                 #endif
-                .popover(item: binding(.popover)) { next($0) }
+                #if os(tvOS) || os(watchOS)
+                    .sheet(item: binding(.popover)) { next($0) }  // no popovers there
+                #else
+                    .popover(item: binding(.popover)) { next($0) }
+                #endif
                 .modifier(AlertLayer(model: model, isDeepest: level == model.levels.count, dialog: dialog))
         }
 

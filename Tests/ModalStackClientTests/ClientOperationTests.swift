@@ -8,7 +8,7 @@ import Testing
     import FoundationNetworking
 #endif
 
-// Every operation of ModalStackClient against the built server, and every refusal it maps.
+// Every operation of ModalStack against the built server, and every refusal it maps.
 // One server serves the suites that share its flags, each test on sessions of its own.
 
 private let apiKey = "client-operation-tests-key"
@@ -20,13 +20,13 @@ private let seedsCatalogPath = URL(fileURLWithPath: #filePath).deletingLastPathC
 
 /// A client of the suite's server (or of `url`, a proxy in front of it), with short retry delays.
 private func makeClient(
-    _ credential: ModalStackClient.Credential = .apiKey(apiKey), sendsIfMatch: Bool = false, maxAttempts: Int = 3,
+    _ credential: ModalStack.Credential = .apiKey(apiKey), sendsIfMatch: Bool = false, maxAttempts: Int = 3,
     at url: URL? = nil
-) throws -> ModalStackClient {
+) throws -> ModalStack {
     let server = try #require(TestServer.current)
-    let configuration = ModalStackClient.Configuration(
+    let configuration = ModalStack.Configuration(
         sendsIfMatch: sendsIfMatch, maxAttempts: maxAttempts, retryDelay: .milliseconds(10), requestTimeout: 10)
-    return ModalStackClient(
+    return ModalStack(
         baseURL: url ?? URL(string: "http://\(server.host):\(server.port)")!, credential: credential,
         configuration: configuration)
 }
@@ -49,7 +49,7 @@ extension PresentOutcome {
     }
 }
 
-extension ModalStackClient {
+extension ModalStack {
     /// Presents `destination` on top (a sheet unless `style` says otherwise) and returns it.
     fileprivate func presentOnTop(
         _ destination: String, _ style: PresentRequest.Style = .sheet(), locked: Bool? = nil, in sessionID: String
@@ -75,7 +75,7 @@ private let deleteAlert = PresentRequest.Style.alert(
     ])
 
 @Suite(
-    "ModalStackClient against the real server", .enabled(if: ServerProcess.isLocal, "starts servers with flags"),
+    "ModalStack against the real server", .enabled(if: ServerProcess.isLocal, "starts servers with flags"),
     .server([
         "--api-key", apiKey, "--token-secret", tokenSecret, "--max-depth", String(maxDepth), "--queue-size",
         String(queueSize), "--log-level", "off",
@@ -483,15 +483,10 @@ extension ClientOperationTests {
             _ = try await client.presentOnTop("b", in: id)  // v2: presented
             _ = try await client.dismiss(in: id)  // v3: dismissed
             _ = try await client.dismiss(in: id)  // v4: dismissed
-            var pages: [EventsPage] = []
-            var after: Int64 = 0
-            while true {
-                let page = try await client.events(in: id, after: after, limit: 2)
-                pages.append(page)
-                guard let next = page.next else { break }
-                let query = URLComponents(string: next)?.queryItems ?? []
-                after = try #require(query.first { $0.name == "after" }?.value.flatMap { Int64($0) })
-                try #require(pages.count < 10, "next does not come to an end")
+            var pages = [try await client.events(in: id, limit: 2)]
+            while let next = pages.last?.nextPage {
+                pages.append(try await client.events(at: next))
+                try #require(pages.count < 10, "nextPage does not come to an end")
             }
             let events = pages.flatMap(\.events)
             try #require(events.map(\.version) == [1, 1, 2, 3, 4])
@@ -679,13 +674,15 @@ extension ClientOperationTests {
             let client = try makeClient()
             let id = uniqueSessionID("stale")
             _ = try await client.presentSheets(["a", "b"], in: id)
-            let error = try await refusal { try await client.dismiss(in: id, expecting: 1) }
+            let error = try await refusal {
+                try await client.dismiss(in: id, options: ChangeOptions(expectedVersion: 1))
+            }
             guard case .preconditionFailed(let current, let problem) = error else {
                 throw Unexpected(description: "\(error)")
             }
             #expect(current == 2)
             #expect(problem.status == 412)
-            #expect(try await client.dismiss(in: id, expecting: 2).session.version == 3)
+            #expect(try await client.dismiss(in: id, options: ChangeOptions(expectedVersion: 2)).session.version == 3)
         }
     }
 }
@@ -746,7 +743,7 @@ extension ClientOperationTests {
                 .tokenProvider {
                     calls.withLock { count in
                         count += 1
-                        return count == 1 ? bad : good
+                        return ClientToken(count == 1 ? bad : good, expiresAt: nil)
                     }
                 })
             #expect(try await app.session(id).version == 1)
@@ -850,7 +847,9 @@ extension ClientOperationTests {
             let client = try makeClient(maxAttempts: 3, at: proxy.url)
             let deepLink = ReplaceStackRequest(stack: [PresentRequest(destination: "home")])
             // Not retried: the client cannot tell whether the change was applied, and says so.
-            await #expect(throws: URLError.self) { try await client.replaceStack(deepLink, in: id, expecting: 1) }
+            await #expect(throws: URLError.self) {
+                try await client.replaceStack(deepLink, in: id, options: ChangeOptions(expectedVersion: 1))
+            }
             #expect(proxy.exchanges.count == 1)
             #expect(try await makeClient().session(id).stack.map(\.destination) == ["home"], "applied once")
         }
@@ -936,7 +935,8 @@ extension ClientOperationTests {
             let error = try await refusal { try await client.presentOnTop("settings", in: id) }
             guard case .preconditionRequired(let problem) = error else { throw Unexpected(description: "\(error)") }
             #expect(problem.status == 428)
-            let answer = try await client.present(PresentRequest(destination: "settings"), in: id, expecting: 1)
+            let answer = try await client.present(
+                PresentRequest(destination: "settings"), in: id, options: ChangeOptions(expectedVersion: 1))
             #expect(try answer.presentedOnTop().session.version == 2)
             let careful = try makeClient(.none, sendsIfMatch: true)
             _ = try await careful.session(id)

@@ -12,7 +12,7 @@ private final class Recording: Sendable {
     private let task = Mutex<Task<Void, Never>?>(nil)
 
     /// Starts following `sessionID` with `client`.
-    init(_ client: ModalStackClient, _ sessionID: String, resumingFrom session: Session? = nil) {
+    init(_ client: ModalStack, _ sessionID: String, resumingFrom session: Session? = nil) {
         let updates = client.updates(of: sessionID, resumingFrom: session) { status in
             self.seen.withLock { $0.statuses.append(status) }
         }
@@ -44,17 +44,17 @@ private final class Recording: Sendable {
     }
 }
 
-private func client(of server: ServerProcess, _ configuration: ModalStackClient.Configuration = .init())
-    -> ModalStackClient
+private func client(of server: ServerProcess, _ configuration: ModalStack.Configuration = .init())
+    -> ModalStack
 {
-    ModalStackClient(baseURL: URL(string: "http://\(server.host):\(server.port)")!, configuration: configuration)
+    ModalStack(baseURL: URL(string: "http://\(server.host):\(server.port)")!, configuration: configuration)
 }
 
 /// Fast reconnection for tests; the server beats every second.
-private let quick = ModalStackClient.Configuration(
+private let quick = ModalStack.Configuration(
     retryDelay: .milliseconds(20), maxRetryDelay: .milliseconds(200), heartbeatTimeout: 2.5)
 
-private func present(_ n: Int, in sessionID: String, with client: ModalStackClient) async throws {
+private func present(_ n: Int, in sessionID: String, with client: ModalStack) async throws {
     for index in 0..<n {
         _ = try await client.present(
             PresentRequest(destination: "screen-\(index)", style: .popover, key: UUID().uuidString), in: sessionID)
@@ -249,7 +249,7 @@ struct LiveUpdatesTests {
         var configuration = quick
         configuration.longPollWait = 1
         let recording = Recording(
-            ModalStackClient(baseURL: proxy.url, configuration: configuration), "fallback")
+            ModalStack(baseURL: proxy.url, configuration: configuration), "fallback")
         #expect(try await recording.wait { $0.versions == [1] })
         try await present(1, in: "fallback", with: writer)
         #expect(try await recording.wait { $0.versions.last == 3 })
@@ -258,7 +258,7 @@ struct LiveUpdatesTests {
         await recording.stop()
     }
 
-    @Test("a deleted session ends the sequence with sessionDeleted; an unknown one with sessionNotFound")
+    @Test("a deleted session ends the sequence with sessionDeleted; one not made yet is followed from version 1")
     func deletionEnds() async throws {
         let server = try ServerProcess(arguments: ["--sse-heartbeat", "1"])
         let writer = client(of: server)
@@ -269,12 +269,17 @@ struct LiveUpdatesTests {
         #expect(try await recording.wait { $0.error != nil })
         #expect(recording.error as? LiveUpdateError == .sessionDeleted)
 
-        let unknown = Recording(client(of: server, quick), "never-made")
-        #expect(try await unknown.wait { $0.error != nil })
-        guard case .sessionNotFound = unknown.error as? ModalStackError else {
-            Issue.record("ended with \(String(describing: unknown.error))")
-            return
-        }
+        // A session that does not exist yet is followed from its first change.
+        let unknown = Recording(client(of: server, quick), "made-later")
+        #expect(
+            try await eventually {
+                try server.client().send(path: "/metrics").text.split(separator: "\n").contains(
+                    "modalstack_event_streams_open 1")
+            }, "the stream is open and waits")
+        _ = try await writer.present(PresentRequest(destination: "first"), in: "made-later")
+        #expect(try await unknown.wait { $0.versions == [1] })
+        #expect(unknown.error == nil)
+        await unknown.stop()
     }
 
     @Test("an expiring token is replaced from the provider and the stream resumes where it was")
@@ -284,19 +289,19 @@ struct LiveUpdatesTests {
             "a-secret-of-32-bytes-for-hs256!!",
             "--token-leeway", "0",
         ])
-        let admin = ModalStackClient(
+        let admin = ModalStack(
             baseURL: URL(string: "http://\(server.host):\(server.port)")!, credential: .apiKey("admin-key-for-tests"))
         _ = try await admin.createSession("token")
         let minted = Mutex(0)
         var configuration = quick
         configuration.heartbeatTimeout = 5
-        let app = ModalStackClient(
+        let app = ModalStack(
             baseURL: admin.baseURL,
             credential: .tokenProvider {
                 minted.withLock { $0 += 1 }
                 // exp is in whole seconds, rounded down: a token lives between ttl − 1 and ttl
                 // seconds. Two: it lives a second at least, which even a loaded machine uses in time.
-                return try await admin.token(for: "token", ttl: 2).token
+                return ClientToken(try await admin.token(for: "token", ttl: 2))
             }, configuration: configuration)
         let recording = Recording(app, "token")
         #expect(try await recording.wait { $0.versions == [1] })
@@ -307,7 +312,7 @@ struct LiveUpdatesTests {
         #expect(recording.versions == [1, 2, 3] && recording.error == nil)
         await recording.stop()
 
-        let fixed = ModalStackClient(
+        let fixed = ModalStack(
             baseURL: admin.baseURL, credential: .token(try await admin.token(for: "token", ttl: 1).token),
             configuration: configuration)
         let ending = Recording(fixed, "token")

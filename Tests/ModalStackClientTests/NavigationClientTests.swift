@@ -3,7 +3,7 @@ import ModalStackClient
 import ModalStackTestSupport
 import Testing
 
-// Paths, navigations and links (issue 28) through ModalStackClient, against the built server
+// Paths, navigations and links (issue 28) through ModalStack, against the built server
 // started with the catalog below.
 
 private let maxPathDepth = 3
@@ -53,9 +53,9 @@ private let catalogPath: String = {
     return path
 }()
 
-private func makeClient() throws -> ModalStackClient {
+private func makeClient() throws -> ModalStack {
     let server = try #require(TestServer.current)
-    return ModalStackClient(
+    return ModalStack(
         baseURL: URL(string: "http://\(server.host):\(server.port)")!,
         configuration: .init(retryDelay: .milliseconds(10), requestTimeout: 10))
 }
@@ -72,7 +72,7 @@ extension PushOutcome {
     }
 }
 
-extension ModalStackClient {
+extension ModalStack {
     /// Pushes `destinations` in order onto `level` and returns the entries.
     fileprivate func push(
         _ destinations: [String], onto level: NavigationLevel? = nil, in sessionID: String

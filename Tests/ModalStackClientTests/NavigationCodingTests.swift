@@ -27,7 +27,7 @@ private func roundTrip<T: Codable>(_ type: T.Type, _ text: String, sourceLocatio
     return value
 }
 
-private let pushedAt = Timestamp.parse("2026-12-03T07:20:21.123Z")!
+private let pushedAt = ModalStackJSON.Timestamp.parse("2026-12-03T07:20:21.123Z")!
 private let entryJSON = """
     {"id": "AAAAAAAAAAAAAAAAAAAAAAAA", "destination": "privacy", "key": "privacy", "payload": {"tab": 2},
      "pushedAt": "2026-12-03T07:20:21.123Z"}
@@ -218,10 +218,11 @@ struct NavigationCodingTests {
         // Folded from the unwritten session, the page gives each version.
         let first = try #require(Session.unwritten("demo").applying(changes[0]))
         #expect(
-            first.path == [entry] && first.ttl == 60 && first.createdAt == Timestamp.parse("2026-12-03T07:20:20.000Z"))
+            first.path == [entry] && first.ttl == 60
+                && first.createdAt == ModalStackJSON.Timestamp.parse("2026-12-03T07:20:20.000Z"))
         let second = try #require(first.applying(changes[1]))
         #expect(second.path == [] && second.version == 2)
-        #expect(second.expiresAt == Timestamp.parse("2026-12-03T07:21:21.123Z"))
+        #expect(second.expiresAt == ModalStackJSON.Timestamp.parse("2026-12-03T07:21:21.123Z"))
     }
 
     @Test("push, pop and navigation bodies send only what was set")
@@ -356,7 +357,8 @@ struct NavigationCodingTests {
     func problems() throws {
         func error(_ slug: String, _ extensions: JSONObject) -> ModalStackError {
             ModalStackError(
-                Problem(type: "/problems/\(slug)", title: "T", status: 409, detail: "d", extensions: extensions))
+                ModalStackError.Problem(
+                    type: "/problems/\(slug)", title: "T", status: 409, detail: "d", extensions: extensions))
         }
         guard
             case .alreadyPushed(let entryID, let level, let position, _) = error(

@@ -41,7 +41,8 @@ private let pythonWithYAML = (try? run(["python3", "-c", "import yaml"]).status)
         let slugs = try JSONDecoder().decode(Slugs.self, from: Data(contentsOf: fixtureFile)).problemSlugs
         #expect(slugs.count == 41)
         for slug in slugs {
-            let error = ModalStackError(Problem(type: "/problems/\(slug)", title: "T", status: 409, detail: "d"))
+            let error = ModalStackError(
+                ModalStackError.Problem(type: "/problems/\(slug)", title: "T", status: 409, detail: "d"))
             if case .other = error { Issue.record("\(slug) maps to .other") }
             #expect(error.slug == slug)
             #expect(error.status == 409)
@@ -50,7 +51,8 @@ private let pythonWithYAML = (try? run(["python3", "-c", "import yaml"]).status)
     }
 
     @Test func unknownSlugIsOther() {
-        let error = ModalStackError(Problem(type: "/problems/new-thing", title: "T", status: 418, detail: "d"))
+        let error = ModalStackError(
+            ModalStackError.Problem(type: "/problems/new-thing", title: "T", status: 418, detail: "d"))
         guard case .other(let slug, let status, let detail, _) = error else {
             Issue.record("not .other: \(error)")
             return
@@ -86,12 +88,12 @@ private let pythonWithYAML = (try? run(["python3", "-c", "import yaml"]).status)
         "2026-11-29T19:05:01.123Z", "1970-01-01T00:00:00.000Z", "2024-02-29T23:59:59.999Z", "0001-01-01T00:00:00.001Z",
     ])
     func roundTrips(text: String) throws {
-        let date = try #require(Timestamp.parse(text))
-        #expect(Timestamp.format(date) == text)
+        let date = try #require(ModalStackJSON.Timestamp.parse(text))
+        #expect(ModalStackJSON.Timestamp.format(date) == text)
     }
 
     @Test func knownInstant() {
-        #expect(Timestamp.parse("2026-11-29T19:05:01.123Z")?.timeIntervalSince1970 == 1_795_979_101.123)
+        #expect(ModalStackJSON.Timestamp.parse("2026-11-29T19:05:01.123Z")?.timeIntervalSince1970 == 1_795_979_101.123)
     }
 
     @Test(arguments: [
@@ -99,6 +101,6 @@ private let pythonWithYAML = (try? run(["python3", "-c", "import yaml"]).status)
         "2026-11-29T24:00:00.000Z", "2026-11-29T19:05:01.1234Z", "2026-11-29t19:05:01.123z",
     ])
     func refusesOtherForms(text: String) {
-        #expect(Timestamp.parse(text) == nil)
+        #expect(ModalStackJSON.Timestamp.parse(text) == nil)
     }
 }

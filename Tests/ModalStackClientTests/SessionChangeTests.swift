@@ -3,8 +3,8 @@ import Testing
 
 @testable import ModalStackClient
 
-private let start = Timestamp.parse("2026-11-29T19:05:01.123Z")!
-private let later = Timestamp.parse("2026-11-29T19:05:18.750Z")!
+private let start = ModalStackJSON.Timestamp.parse("2026-11-29T19:05:01.123Z")!
+private let later = ModalStackJSON.Timestamp.parse("2026-11-29T19:05:18.750Z")!
 private let week: Int64 = 7 * 86_400
 
 private func sheet(
@@ -50,7 +50,7 @@ private func change(
 private func expected(path: [PathEntry] = [], stack: [Presentation], queue: [Presentation] = []) -> Session {
     Session(
         id: "s", version: 6, createdAt: start, updatedAt: later, path: path, stack: stack, queue: queue, ttl: week,
-        expiresAt: Timestamp.parse("2026-12-06T19:05:18.750Z")!)
+        expiresAt: ModalStackJSON.Timestamp.parse("2026-12-06T19:05:18.750Z")!)
 }
 
 private func dismissed(_ presentation: Presentation, result: JSONValue? = nil) -> Presentation {
@@ -77,7 +77,7 @@ struct SessionChangeTests {
         let result = session(stack: [a]).applying(change([.presented(b)], stack: ["a", "b"]))
         #expect(result == expected(stack: [a, b]))
         #expect(result?.top == b)
-        #expect(result?.expiresAt == Timestamp.parse("2026-12-06T19:05:18.750Z"))
+        #expect(result?.expiresAt == ModalStackJSON.Timestamp.parse("2026-12-06T19:05:18.750Z"))
     }
 
     @Test("a queued present goes into the queue at its position")
@@ -185,7 +185,7 @@ struct SessionChangeTests {
             created
                 == Session(
                     id: "s", version: 1, createdAt: later, updatedAt: later, path: [entry("e1")], stack: [a], queue: [],
-                    ttl: 3600, expiresAt: Timestamp.parse("2026-11-29T20:05:18.750Z")!))
+                    ttl: 3600, expiresAt: ModalStackJSON.Timestamp.parse("2026-11-29T20:05:18.750Z")!))
         // Once only: version 1 follows version 0.
         #expect(created?.applying(first) == nil)
         #expect(session(stack: []).applying(first) == nil)

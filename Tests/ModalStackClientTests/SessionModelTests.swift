@@ -6,11 +6,11 @@ import Testing
 /// A real server and a client of it, for a model test.
 private struct Harness {
     let server: ServerProcess
-    let client: ModalStackClient
+    let client: ModalStack
 
     init(arguments: [String] = []) throws {
         server = try ServerProcess(arguments: arguments)
-        client = ModalStackClient(baseURL: URL(string: "http://\(server.host):\(server.port)")!)
+        client = ModalStack(baseURL: URL(string: "http://\(server.host):\(server.port)")!)
     }
 }
 
@@ -67,7 +67,7 @@ struct SessionModelTests {
         #expect(predicted.destination == "help" && predicted.id.hasPrefix("pending-"))
         #expect(model.state?.version == 1)
 
-        await sent.value
+        _ = try await sent.value
         let served = try await harness.client.session("present")
         #expect(model.state == served)
         #expect(model.levels.map(\.id) == served.stack.map(\.id) && !served.stack[0].id.hasPrefix("pending-"))
@@ -83,7 +83,7 @@ struct SessionModelTests {
 
         let sent = model.present(sheet("next"))
         #expect(model.queue.map(\.destination) == ["next"] && model.levels.isEmpty)
-        await sent.value
+        _ = try await sent.value
         #expect(model.queue.map(\.destination) == ["next"])
         #expect(model.state?.version == 2 && model.queue.first?.id.hasPrefix("pending-") == false)
     }
@@ -97,10 +97,12 @@ struct SessionModelTests {
 
         let sent = model.userDismissed(level: 0)
         #expect(model.levels.isEmpty)
-        await sent.value
+        let refused = await #expect(throws: ModalStackError.self) { try await sent.value }
 
         #expect(model.levels.map(\.id) == [locked.id])
-        guard case .locked(let presentationID, _) = model.lastError as? ModalStackError else {
+        guard case .locked(let presentationID, _) = model.lastError as? ModalStackError,
+            refused == model.lastError as? ModalStackError
+        else {
             Issue.record("lastError is \(String(describing: model.lastError)), not locked")
             return
         }
@@ -120,10 +122,10 @@ struct SessionModelTests {
 
         let sent = model.userDismissed(level: 1)
         #expect(model.levels.map(\.destination) == ["a"])
-        await sent.value
+        _ = try await sent.value
         #expect(model.levels.map(\.destination) == ["a"])
         #expect(try await client.session("swipe").stack.map(\.destination) == ["a"])
-        await model.userDismissed(level: 5).value  // nothing there: nothing sent
+        await #expect(throws: ModalStackSession.IntentError.notShown) { try await model.userDismissed(level: 5).value }
         #expect(model.state?.version == 4 && model.lastError == nil)
     }
 
@@ -136,20 +138,21 @@ struct SessionModelTests {
         let model = ModalStackSession(sessionID: "answer", client: client)
         try await model.refresh()
 
-        let ignored = model.answer(buttonID: "no-such-button")
-        await ignored.value
-        #expect(model.alert?.id == alert.id)
+        await #expect(throws: ModalStackSession.IntentError.noSuchButton("no-such-button")) {
+            try await model.answer(buttonID: "no-such-button").value
+        }
+        #expect(model.alert?.id == alert.id && model.lastError == nil)
 
         let sent = model.answer(buttonID: "delete")
         #expect(model.alert == nil)
-        await sent.value
+        _ = try await sent.value
 
         #expect(model.levels.map(\.id) == [waiting.id] && model.queue.isEmpty)
         let answered = try await client.presentation(alert.id, in: "answer")
         #expect(answered.state == .dismissed && answered.answeredButtonID == "delete")
     }
 
-    @Test("following the session shows another client's changes, and a deletion ends it")
+    @Test("following the session shows another client's changes, its deletion, and the session made again")
     func followShowsOtherClientsChanges() async throws {
         let harness = try Harness(arguments: ["--sse-heartbeat", "1"])
         let client = harness.client
@@ -165,8 +168,13 @@ struct SessionModelTests {
             try await eventually { model.levels.map(\.id) == [queued.id] && model.alert == nil && model.queue.isEmpty })
 
         try await client.deleteSession("follow")
+        #expect(try await eventually { model.state == nil })
+        let again = try await client.present(sheet("fresh"), in: "follow").session
+        #expect(try await eventually { model.state == again } && again.version == 1)
+        #expect(model.followError == nil && model.lastError == nil)
+        following.cancel()
         await following.value
-        #expect(model.state == nil)
+        #expect(model.connection == nil && model.followError == nil)
     }
 }
 
@@ -186,17 +194,17 @@ struct SessionModelPathTests {
         #expect(
             predicted.id.hasPrefix("pending-") && predicted.destination == "privacy" && predicted.payload == ["tab": 1])
         #expect(model.levels[0].path == [predicted] && model.rootPath.isEmpty)
-        await pushed.value
+        _ = try await pushed.value
         let served = try await harness.client.session("paths")
         #expect(model.state == served && served.stack[0].path.map(\.destination) == ["privacy"])
         #expect(!model.path(at: level)[0].id.hasPrefix("pending-"))
 
         let onRoot = model.push(PushRequest(destination: "profile", level: .root))
         #expect(model.rootPath.map(\.destination) == ["profile"])
-        await onRoot.value
+        _ = try await onRoot.value
         let popped = model.pop()
         #expect(model.path(at: level).isEmpty && model.rootPath.count == 1, "the default level is the sheet")
-        await popped.value
+        _ = try await popped.value
         #expect(model.state == (try await harness.client.session("paths")) && model.lastError == nil)
         #expect(model.state?.version == 4)
     }
@@ -214,7 +222,7 @@ struct SessionModelPathTests {
 
         let swiped = model.userPopped(level: .root, count: 2)
         #expect(model.rootPath == Array(entries.prefix(2)))
-        await swiped.value
+        _ = try await swiped.value
         #expect(model.rootPath == Array(entries.prefix(2)) && model.state?.version == 5 && model.lastError == nil)
         let events = try await client.events(in: "swipe", after: 4).events.map(\.event)
         #expect(
@@ -223,16 +231,19 @@ struct SessionModelPathTests {
         // What a NavigationStack writes back: a shorter path that begins the same is the user going back.
         let back = model.userSetPath([entries[0]], at: .root)
         #expect(model.rootPath == [entries[0]])
-        await back.value
+        _ = try await back.value
         // Anything else is not the user's to make: nothing is sent.
-        await model.userSetPath([entries[1]], at: .root).value
-        await model.userSetPath(entries, at: .root).value
-        await model.userPopped(level: .root, count: 2).value
-        await model.userPopped(level: .presentation("unknown")).value
+        let notTheUsers = [
+            model.userSetPath([entries[1]], at: .root), model.userSetPath(entries, at: .root),
+            model.userPopped(level: .root, count: 2), model.userPopped(level: .presentation("unknown")),
+        ]
+        for intent in notTheUsers {
+            await #expect(throws: ModalStackSession.IntentError.notShown) { try await intent.value }
+        }
         #expect(model.rootPath == [entries[0]] && model.state?.version == 6)
         let home = model.userPopped(level: .root)
         #expect(model.rootPath.isEmpty)
-        await home.value
+        _ = try await home.value
         #expect(try await client.session("swipe").path.isEmpty && model.state?.version == 7)
     }
 
@@ -252,7 +263,7 @@ struct SessionModelPathTests {
 
         let swiped = model.userPopped(level: level)
         #expect(model.path(at: level) == [a])
-        await swiped.value
+        await #expect(throws: ModalStackError.self) { try await swiped.value }
         #expect(model.path(at: level) == [a, b], "taken back")
         guard case .entryNotFound(let entryID, _) = model.lastError as? ModalStackError else {
             Issue.record("lastError is \(String(describing: model.lastError)), not entryNotFound")
@@ -292,31 +303,31 @@ struct SessionListingTests {
     @Test("pages through every session newest first with the API key; a token may not list; a bad cursor is refused")
     func pagesAndRefuses() async throws {
         let server = try ServerProcess(arguments: ["--api-key", "listing-key", "--token-secret", "listing-secret"])
-        let admin = ModalStackClient(
+        let admin = ModalStack(
             baseURL: URL(string: "http://\(server.host):\(server.port)")!, credential: .apiKey("listing-key"))
         for index in 0..<7 { _ = try await admin.createSession("list-\(index)") }
         _ = try await admin.present(PresentRequest(destination: "help", style: .popover), in: "list-2")
 
         var listed: [SessionSummary] = []
-        var cursor: String?
-        repeat {
-            let page = try await admin.sessions(limit: 3, after: cursor)
+        var page = try await admin.sessions(limit: 3)
+        listed += page.sessions
+        while let next = page.nextPage {
+            page = try await admin.sessions(at: next)
             listed += page.sessions
-            cursor = page.nextCursor
-        } while cursor != nil
+        }
         #expect(listed.map(\.id) == ["list-2", "list-6", "list-5", "list-4", "list-3", "list-1", "list-0"])
         #expect(listed[0].version == 2 && listed[0].depth == 1 && listed[0].queueLength == 0)
         #expect(listed[0].top?.destination == "help" && listed[0].top?.style == .popover && listed[1].top == nil)
 
         let token = try await admin.token(for: "list-0").token
-        let app = ModalStackClient(baseURL: admin.baseURL, credential: .token(token))
+        let app = ModalStack(baseURL: admin.baseURL, credential: .token(token))
         await #expect {
             _ = try await app.sessions()
         } throws: { error in
             if case .forbidden = error as? ModalStackError { true } else { false }
         }
         await #expect {
-            _ = try await admin.sessions(after: "not-a-cursor")
+            _ = try await admin.sessions(at: PageCursor(next: "/v1/sessions?limit=3&cursor=not-a-cursor"))
         } throws: { error in
             if case .invalidParameter = error as? ModalStackError { true } else { false }
         }

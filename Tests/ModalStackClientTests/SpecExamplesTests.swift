@@ -67,7 +67,7 @@ private func problem(slug: String?) -> Check {
         let error = try ModalStackJSON.makeDecoder().decode(ModalStackError.self, from: data(value))
         if case .other = error { throw Mismatch(description: "slug \(error.slug) maps to .other") }
         if let slug, error.slug != slug { throw Mismatch(description: "slug \(error.slug), not \(slug)") }
-        return try roundTrip(Problem.self)(value)
+        return try roundTrip(ModalStackError.Problem.self)(value)
     }
 }
 
@@ -150,9 +150,10 @@ private let checks: [String: Check] = {
             return try roundTrip(LinkResolution.self)(.object(object))
         },
         "Problem": problem(slug: nil),
-        "Timestamp": string { text in Timestamp.parse(text).map(Timestamp.format) == text },
-        "Detent": roundTrip(Detent.self),
-        "ServedDetent": roundTrip(Detent.self),
+        "Timestamp": string { text in ModalStackJSON.Timestamp.parse(text).map(ModalStackJSON.Timestamp.format) == text
+        },
+        "Detent": roundTrip(ModalStyle.Detent.self),
+        "ServedDetent": roundTrip(ModalStyle.Detent.self),
     ]
     for name in [
         "Destination", "Key", "Title", "Message", "ButtonId", "ButtonLabel", "PresentationIdRef", "PathEntryIdRef",

@@ -43,7 +43,7 @@ private struct Profile: Codable, Equatable {
     var nickname: String?
 }
 
-private let since = Timestamp.parse("2026-12-03T07:20:21.123Z")!
+private let since = ModalStackJSON.Timestamp.parse("2026-12-03T07:20:21.123Z")!
 private let profile = Profile(
     userId: 42, accountNumber: 9_007_199_254_740_993, ratio: 0.25, name: "Ada \"the\" first", since: since,
     addresses: [.init(city: "Paris", zip: 75001), .init(city: "Zürich", zip: 8001)], nickname: nil)
@@ -282,9 +282,9 @@ struct TypedPayloadTests {
 
 // MARK: - Against the server
 
-private func makeClient() throws -> ModalStackClient {
+private func makeClient() throws -> ModalStack {
     let server = try #require(TestServer.current)
-    return ModalStackClient(
+    return ModalStack(
         baseURL: URL(string: "http://\(server.host):\(server.port)")!,
         configuration: .init(retryDelay: .milliseconds(10), requestTimeout: 10))
 }

@@ -60,6 +60,7 @@ public final class ModalStack: Sendable {
         /// Seconds a long poll asks the server to wait (the server caps it at its `--max-wait`).
         public var longPollWait: Int
 
+        /// A configuration; the defaults send no `If-Match` and try 3 times, and a `maxAttempts` below 1 counts as 1.
         public init(
             sendsIfMatch: Bool = false, maxAttempts: Int = 3, retryDelay: Duration = .milliseconds(200),
             maxRetryDelay: Duration = .seconds(10), requestTimeout: TimeInterval = 30,
@@ -79,6 +80,7 @@ public final class ModalStack: Sendable {
 
     /// The server's URL, without `/v1`.
     public let baseURL: URL
+    /// How the client sends changes and follows sessions, as given when it was made.
     public let configuration: Configuration
     let credential: Credential
     let urlSession: URLSession
@@ -391,10 +393,13 @@ public enum PushOutcome: Sendable, Hashable {
 
 /// An answer that is not the API's: a status it does not give, or a body that does not decode.
 public struct UnexpectedResponse: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The HTTP status of the answer.
     public var status: Int
+    /// The answer's `Content-Type`; `nil` when it had none.
     public var contentType: String?
     /// The body, cut at 4 KiB.
     public var body: Data
+    /// The status, the content type and the start of the body, for people.
     public var description: String {
         "unexpected \(status) answer (\(contentType ?? "no type")): \(String(decoding: body.prefix(200), as: UTF8.self))"
     }

@@ -147,10 +147,14 @@ extension SessionEvent: Codable {
 
 /// One event as `GET …/events` lists it: its change's `version` and time, and the event.
 public struct LoggedEvent: Sendable, Hashable {
+    /// The version the event's change made.
     public var version: Int64
+    /// When the change was made (the session's `updatedAt` after it).
     public var at: Date
+    /// The event; its members sit beside `version` and `at` in one object.
     public var event: SessionEvent
 
+    /// An event of the change that made `version` at `at`.
     public init(version: Int64, at: Date, event: SessionEvent) {
         self.version = version
         self.at = at
@@ -181,6 +185,7 @@ extension LoggedEvent: Codable {
 public struct SessionChange: Codable, Sendable, Hashable {
     /// The version the change made.
     public var version: Int64
+    /// When the change was made (the session's `updatedAt` after it).
     public var at: Date
     /// Its events in order.
     public var events: [SessionEvent]
@@ -191,6 +196,7 @@ public struct SessionChange: Codable, Sendable, Hashable {
     /// The path of every container presentation on the stack it left, as entry ids, by presentation id.
     public var paths: [String: [String]]
 
+    /// A change with its events and the ids it left; `path` and `paths` default to empty.
     public init(
         version: Int64, at: Date, events: [SessionEvent], stack: [String], path: [String] = [],
         paths: [String: [String]] = [:]
@@ -208,7 +214,9 @@ public struct SessionChange: Codable, Sendable, Hashable {
 public struct EventsPage: Sendable, Hashable {
     /// What one change of the page left, by ids; its events are in ``EventsPage/events``.
     public struct Change: Codable, Sendable, Hashable {
+        /// The version the change made.
         public var version: Int64
+        /// When the change was made (the session's `updatedAt` after it).
         public var at: Date
         /// The stack it left, as presentation ids, bottom first.
         public var stack: [String]
@@ -261,6 +269,7 @@ extension EventsPage: Codable {
 
 /// The `data` of the event stream's `sessionDeleted` and `tokenExpired` events; the stream ends after it.
 public struct StreamNotice: Codable, Sendable, Hashable {
+    /// Which notice it is: the stream's event name, and `type` in its data.
     public enum Kind: String, Codable, Sendable, Hashable {
         /// The session was deleted.
         case sessionDeleted
@@ -276,7 +285,9 @@ public struct StreamNotice: Codable, Sendable, Hashable {
         case expired
     }
 
+    /// Whether the session left or the stream's token expired.
     public var type: Kind
+    /// The id of the session the stream followed.
     public var sessionId: String
     /// Why the session left (`sessionDeleted` only).
     public var reason: Reason?

@@ -4,8 +4,10 @@ import Foundation
 public struct FieldError: Codable, Sendable, Hashable {
     /// An RFC 6901 JSON pointer into the request body; `""` is the whole body.
     public var pointer: String
+    /// What is wrong with that field, for people.
     public var detail: String
 
+    /// The error of the field at `pointer`.
     public init(pointer: String, detail: String) {
         self.pointer = pointer
         self.detail = detail
@@ -17,14 +19,18 @@ extension ModalStackError {
     public struct Problem: Sendable, Hashable {
         /// `/problems/<slug>`.
         public var type: String
+        /// A short summary of the problem's type, for people.
         public var title: String
+        /// The HTTP status of the answer, 400–599.
         public var status: Int
+        /// What went wrong with this request, for people.
         public var detail: String
         /// Only with `validation-failed`.
         public var errors: [FieldError]?
         /// The other members (`currentVersion`, `presentationId`, `maxDepth`, …).
         public var extensions: JSONObject
 
+        /// A problem with these members; `extensions` holds its slug's own ones.
         public init(
             type: String, title: String, status: Int, detail: String, errors: [FieldError]? = nil,
             extensions: JSONObject = [:]
@@ -245,5 +251,6 @@ extension ModalStackError: Decodable {
 }
 
 extension ModalStackError: LocalizedError {
+    /// The problem's title, status and detail, for people.
     public var errorDescription: String? { "\(problem.title) (\(status)): \(detail)" }
 }

@@ -10,6 +10,7 @@ public struct PageCursor: Sendable, Hashable, CustomStringConvertible {
     /// The cursor of a `next` link (a page's JSON, kept from an earlier run).
     public init(next: String) { self.next = next }
 
+    /// The `next` link, as the server wrote it.
     public var description: String { next }
 
     /// The request for the page.

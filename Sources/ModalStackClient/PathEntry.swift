@@ -13,6 +13,7 @@ public struct PathEntry: Codable, Sendable, Hashable, Identifiable {
     /// When it was pushed.
     public var pushedAt: Date
 
+    /// An entry with these members; `key` defaults to `destination`, as the server's does.
     public init(id: String, destination: String, key: String? = nil, payload: JSONObject = [:], pushedAt: Date) {
         self.id = id
         self.destination = destination

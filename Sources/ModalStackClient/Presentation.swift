@@ -112,8 +112,11 @@ extension ModalStyle: Codable {
 extension ModalStyle {
     /// A height a sheet may rest at: `medium`, `large`, `fraction:x` or `height:x`, kept as written.
     public struct Detent: RawRepresentable, Codable, Sendable, Hashable, ExpressibleByStringLiteral {
+        /// The detent as written: `medium`, `large`, `fraction:x` or `height:x`.
         public var rawValue: String
+        /// The detent written `rawValue`; the server checks its shape and range.
         public init(rawValue: String) { self.rawValue = rawValue }
+        /// The detent written as the literal, such as `"fraction:0.3"`.
         public init(stringLiteral value: String) { self.rawValue = value }
         public init(from decoder: any Decoder) throws {
             rawValue = try decoder.singleValueContainer().decode(String.self)
@@ -150,9 +153,12 @@ extension AlertButton {
 public struct AlertButton: Codable, Sendable, Hashable, Identifiable {
     /// Unique among its alert's buttons; the `buttonId` of the answer.
     public var id: String
+    /// The text the button shows: 1–100 characters.
     public var label: String
+    /// `default`, `cancel` (the answer a dismiss without one records) or `destructive`.
     public var role: AlertButton.Role
 
+    /// A button as the server serves it; `role` defaults to `default`.
     public init(id: String, label: String, role: AlertButton.Role = .default) {
         self.id = id
         self.label = label
@@ -175,6 +181,7 @@ public struct Presentation: Sendable, Hashable, Identifiable {
     public var style: ModalStyle
     /// The identity in the session, unique across the stack and the queue.
     public var key: String
+    /// Whether it waits in the queue, is on the stack, or has left the session.
     public var state: PresentationState
     /// Only a dismiss or replacement that says `force` removes a locked presentation.
     public var locked: Bool
@@ -192,6 +199,7 @@ public struct Presentation: Sendable, Hashable, Identifiable {
     /// The answer it was dismissed with (`{"buttonId": …}` for an alert); `nil` for none or `null`.
     public var result: JSONValue?
 
+    /// A presentation with these members, as the server would serve it.
     public init(
         id: String, destination: String, style: ModalStyle, key: String, state: PresentationState,
         locked: Bool = false, payload: JSONObject = [:], path: [PathEntry] = [], requestedAt: Date,

@@ -2,10 +2,14 @@ import Foundation
 
 /// One button of an alert or confirmation dialog, as asked for; `role` defaults to `default`.
 public struct AlertButtonRequest: Codable, Sendable, Hashable {
+    /// The button's id: 1–64 characters, unique among its alert's buttons; the answer's `buttonId` names it.
     public var id: String
+    /// The text the button shows: 1–100 characters, no control characters.
     public var label: String
+    /// `default`, `cancel` or `destructive`; `nil` sends none, and the server makes it `default`.
     public var role: AlertButton.Role?
 
+    /// A button to ask for; without a `role` the server makes it `default`.
     public init(id: String, label: String, role: AlertButton.Role? = nil) {
         self.id = id
         self.label = label
@@ -52,6 +56,7 @@ public struct PresentRequest: Sendable, Hashable {
         case reject
     }
 
+    /// The screen name the app maps to a view: 1–64 characters matching `^[A-Za-z][A-Za-z0-9._-]*$`.
     public var destination: String
     /// The style; a request without `style` on the wire is a sheet, and one is always sent.
     public var style: Style
@@ -64,6 +69,7 @@ public struct PresentRequest: Sendable, Hashable {
     /// Defaults to `queue`.
     public var whenBlocked: WhenBlocked?
 
+    /// A present of `destination` in `style`, a sheet by default; `nil` members take the server's defaults.
     public init(
         destination: String, style: Style = .sheet(), key: String? = nil, payload: JSONObject? = nil,
         locked: Bool? = nil, whenBlocked: WhenBlocked? = nil
@@ -184,6 +190,7 @@ public struct UpdateRequest: Codable, Sendable, Hashable {
     /// Progress only; at most `total` once applied.
     public var completed: Double?
 
+    /// An update of the members given; those left `nil` are not sent and keep their value.
     public init(payload: JSONObject? = nil, message: String? = nil, total: Double? = nil, completed: Double? = nil) {
         self.payload = payload
         self.message = message
@@ -226,12 +233,14 @@ public struct DismissRequest: Sendable, Hashable {
         case all
     }
 
+    /// What to remove: `.top` sends no member, the others one of `count`, `to`, `presentation` or `all`.
     public var target: Target
     /// The answer; `nil` sends none, `.null` sends `null`. For an alert, `{"buttonId": …}`.
     public var result: JSONValue?
     /// Remove locked presentations too; `nil` sends nothing (the server's default is `false`).
     public var force: Bool?
 
+    /// A dismiss of `target`, the top by default, with an optional answer and `force`.
     public init(_ target: Target = .top, result: JSONValue? = nil, force: Bool? = nil) {
         self.target = target
         self.result = result
@@ -285,10 +294,12 @@ extension DismissRequest: Codable {
 
 /// The body of `PUT …/stack`: the new stack, bottom first.
 public struct ReplaceStackRequest: Codable, Sendable, Hashable {
+    /// The new stack, bottom first: keys unique, an alert-like entry only last, at most the server's max depth.
     public var stack: [PresentRequest]
     /// Remove locked presentations too; `nil` sends nothing.
     public var force: Bool?
 
+    /// A replacement of the whole stack by `stack`, bottom first.
     public init(stack: [PresentRequest], force: Bool? = nil) {
         self.stack = stack
         self.force = force
@@ -297,12 +308,14 @@ public struct ReplaceStackRequest: Codable, Sendable, Hashable {
 
 /// A screen to push, as `PUT …/navigation` and a route's `replacePath` list them: an entry of a path.
 public struct PathEntryRequest: Codable, Sendable, Hashable {
+    /// The screen name the app maps to a view; with a catalog, one that allows `push`.
     public var destination: String
     /// Defaults to `{}`.
     public var payload: JSONObject?
     /// The identity in its path; defaults to `destination`.
     public var key: String?
 
+    /// An entry of `destination`; `nil` members take the server's defaults.
     public init(destination: String, payload: JSONObject? = nil, key: String? = nil) {
         self.destination = destination
         self.payload = payload
@@ -327,6 +340,7 @@ public struct PathEntryRequest: Codable, Sendable, Hashable {
 
 /// The body of `POST …/path`: a screen to push onto a level's path.
 public struct PushRequest: Codable, Sendable, Hashable {
+    /// The screen name to push; with a catalog, one that allows the style `push`.
     public var destination: String
     /// Defaults to `{}`.
     public var payload: JSONObject?
@@ -337,6 +351,7 @@ public struct PushRequest: Codable, Sendable, Hashable {
     /// else the root.
     public var level: NavigationLevel?
 
+    /// A push of `destination`; `nil` members take the server's defaults.
     public init(destination: String, payload: JSONObject? = nil, key: String? = nil, level: NavigationLevel? = nil) {
         self.destination = destination
         self.payload = payload
@@ -384,11 +399,13 @@ public struct PopRequest: Sendable, Hashable {
 
     /// Where to pop from; `nil` for the top-most container on the stack, else the root.
     public var level: NavigationLevel?
+    /// What to pop: `.top` sends no member, the others one of `count`, `to` or `all`.
     public var target: Target
     /// The answer handed back for the top-most entry popped, in its `popped` event; `nil` sends
     /// none, `.null` sends `null`.
     public var result: JSONValue?
 
+    /// A pop of `target`, the last entry by default, from `level`, with an optional answer.
     public init(_ target: Target = .top, level: NavigationLevel? = nil, result: JSONValue? = nil) {
         self.target = target
         self.level = level
@@ -438,11 +455,13 @@ extension PopRequest: Codable {
 public struct NavigationRequest: Codable, Sendable, Hashable {
     /// A modal of the new stack: what `POST …/presentations` takes, and its path.
     public struct Modal: Sendable, Hashable {
+        /// The modal, as `POST …/presentations` takes it; its members sit beside `path` in one object.
         public var presentation: PresentRequest
         /// The screens pushed inside it, the first first; `nil` sends none (an empty path). An
         /// alert-like modal has no path.
         public var path: [PathEntryRequest]?
 
+        /// A modal of the new stack with the screens pushed inside it.
         public init(_ presentation: PresentRequest, path: [PathEntryRequest]? = nil) {
             self.presentation = presentation
             self.path = path
@@ -456,6 +475,7 @@ public struct NavigationRequest: Codable, Sendable, Hashable {
     /// Remove locked presentations too; `nil` sends nothing.
     public var force: Bool?
 
+    /// A navigation to `path` and `stack`; with the defaults it clears both.
     public init(path: [PathEntryRequest] = [], stack: [Modal] = [], force: Bool? = nil) {
         self.path = path
         self.stack = stack
@@ -484,6 +504,7 @@ public struct LinkRequest: Codable, Sendable, Hashable {
     /// An absolute URL, 1–2048 characters.
     public var url: String
 
+    /// A request to open `url`.
     public init(url: String) { self.url = url }
 }
 
@@ -492,6 +513,7 @@ public struct CreateSessionRequest: Codable, Sendable, Hashable {
     /// Seconds the session lives after its last change (1 to 30 days); `nil` for the server's default.
     public var ttl: Int?
 
+    /// Options for the session being created; a `nil` `ttl` takes the server's default session TTL.
     public init(ttl: Int? = nil) { self.ttl = ttl }
 }
 
@@ -509,6 +531,7 @@ public struct TokenRequest: Codable, Sendable, Hashable {
     /// Seconds the token lives.
     public var ttl: Int?
 
+    /// A token request; `nil` members take the server's defaults (both scopes, an hour).
     public init(scope: TokenScope? = nil, ttl: Int? = nil) {
         self.scope = scope?.rawValue
         self.ttl = ttl

@@ -64,24 +64,33 @@ public struct PresentResponse: Codable, Sendable, Hashable {
     public var promoted: [Presentation]
     /// The steps from the stack before to the stack after.
     public var transition: [TransitionStep]
+    /// The session after the change.
     public var session: Session
 }
 
 /// A present the rules blocked, queued (`202`) at `position` (0 is next).
 public struct QueuedResponse: Codable, Sendable, Hashable {
+    /// The presentation as queued: `state` `queued`, `presentedAt` `nil`.
     public var presentation: Presentation
+    /// Its place in the queue, 0 to 1023; 0 is the next to be promoted.
     public var position: Int
+    /// Queued presentations this change moved onto the stack; empty unless the queue was already free to move.
     public var promoted: [Presentation]
     /// Always `[]`: the stack did not change.
     public var transition: [TransitionStep]
+    /// The session after the change, the presentation in its `queue`.
     public var session: Session
 }
 
 /// A presentation updated in place by `PATCH`, on the stack or in the queue.
 public struct UpdateResponse: Codable, Sendable, Hashable {
+    /// The presentation as updated, on the stack or in the queue, where it was.
     public var presentation: Presentation
+    /// Queued presentations this change moved onto the stack; empty unless the queue was already free to move.
     public var promoted: [Presentation]
+    /// Always `[]`: an update moves nothing.
     public var transition: [TransitionStep]
+    /// The session after the change.
     public var session: Session
 }
 
@@ -89,8 +98,11 @@ public struct UpdateResponse: Codable, Sendable, Hashable {
 public struct DismissResponse: Codable, Sendable, Hashable {
     /// The presentations removed, top first, in their final `dismissed` state.
     public var dismissed: [Presentation]
+    /// Queued presentations moved onto the stack into the room the change made, in order.
     public var promoted: [Presentation]
+    /// The steps from the navigation before to the one after; `[]` when a queued presentation was only cancelled.
     public var transition: [TransitionStep]
+    /// The session after the change.
     public var session: Session
 }
 
@@ -109,6 +121,7 @@ public struct PushResponse: Codable, Sendable, Hashable {
     public var level: NavigationLevel
     /// The steps from the navigation before to the one after.
     public var transition: [TransitionStep]
+    /// The session after the change.
     public var session: Session
 }
 
@@ -118,15 +131,19 @@ public struct PopResponse: Codable, Sendable, Hashable {
     public var popped: [PathEntry]
     /// The level they were popped from.
     public var level: NavigationLevel
+    /// A `pop` step for each entry popped, the top-most first.
     public var transition: [TransitionStep]
+    /// The session after the change.
     public var session: Session
 }
 
 /// Where an entry is (`GET …/path/{entryId}`).
 public struct PathEntryPlace: Codable, Sendable, Hashable {
+    /// The level whose path holds the entry: the root, or a container presentation on the stack.
     public var level: NavigationLevel
     /// Its index in the level's path: 0 is the first pushed.
     public var position: Int
+    /// The entry as it is now.
     public var entry: PathEntry
 }
 
@@ -137,6 +154,7 @@ public struct LinkRoute: Codable, Sendable, Hashable {
     /// Its URL pattern, such as `/downloads/{itemId}`.
     public var url: String
 
+    /// A route with the URL pattern `url`, and its `name` when it has one.
     public init(name: String? = nil, url: String) {
         self.name = name
         self.url = url
@@ -158,12 +176,17 @@ public enum LinkAction: String, Codable, Sendable, Hashable, CaseIterable {
 /// A link opened in a session (`POST …/links`): the route that matched, what it did, and the
 /// answer of the change it made.
 public struct LinkResponse: Codable, Sendable, Hashable {
+    /// The catalog route that matched the URL, as declared.
     public var route: LinkRoute
+    /// What the route did.
     public var action: LinkAction
     /// The modals that left, top first.
     public var dismissed: [Presentation]
+    /// Queued presentations the change moved onto the stack, in order; often empty.
     public var promoted: [Presentation]
+    /// The steps from the navigation before to the one after.
     public var transition: [TransitionStep]
+    /// The session after the change.
     public var session: Session
 }
 
@@ -192,9 +215,11 @@ public struct LinkResolution: Sendable, Hashable {
         }
     }
 
+    /// The catalog route that matched the URL, as declared.
     public var route: LinkRoute
     /// Whether everything is cleared first (a push or a present only).
     public var clear: Bool
+    /// The request the link would apply, of the route's action.
     public var request: Request
     /// What the route does.
     public var action: LinkAction { request.action }
@@ -237,8 +262,11 @@ extension LinkResolution: Codable {
 
 /// The plan from the stack at version `from` (`0`: an empty stack) to the current one, `to`.
 public struct TransitionResponse: Codable, Sendable, Hashable {
+    /// The version asked for; `0` stands for an empty stack.
     public var from: Int64
+    /// The session's current version (also in the `ETag`).
     public var to: Int64
+    /// The steps from the navigation at `from` to the one at `to`; `[]` when both hold the same ids.
     public var transition: [TransitionStep]
 }
 
@@ -246,17 +274,21 @@ public struct TransitionResponse: Codable, Sendable, Hashable {
 public struct TokenResponse: Codable, Sendable, Hashable {
     /// A compact JWS; send it as `Authorization: Bearer <token>`.
     public var token: String
+    /// When the token expires: its `exp` claim, in whole seconds.
     public var expiresAt: Date
+    /// What the token lets its holder do, in its canonical form.
     public var scope: TokenScope
 }
 
 /// The answer of `/livez` and `/readyz`.
 public struct Health: Codable, Sendable, Hashable {
+    /// `alive` from `/livez`; `ready` or `not ready` (a `503`) from `/readyz`.
     public enum Status: String, Codable, Sendable, Hashable {
         case alive, ready
         case notReady = "not ready"
     }
 
+    /// Whether the server is alive, or ready to receive traffic.
     public var status: Status
     /// Only when not ready.
     public var reason: String?
@@ -304,6 +336,7 @@ extension Destinations: Codable {
 
 /// One declared destination (a case of the app's navigation enum).
 public struct CatalogDestination: Sendable, Hashable {
+    /// The destination's name, as presents and pushes give it.
     public var name: String
     /// The styles it may be presented with.
     public var styles: [ModalStyle.Kind]
@@ -349,14 +382,21 @@ extension CatalogDestination: Codable {
 public struct SessionSummary: Codable, Sendable, Hashable, Identifiable {
     /// The top of a listed session's stack.
     public struct Top: Codable, Sendable, Hashable {
+        /// The id of the presentation on top, made by the server.
         public var presentationId: String
+        /// Its destination, the screen name the app maps to a view.
         public var destination: String
+        /// The name of its style.
         public var style: ModalStyle.Kind
     }
 
+    /// The session's id, chosen by its client: 1–128 characters of `[A-Za-z0-9._~-]`.
     public var id: String
+    /// The session's version: 1 when first written, +1 on every change.
     public var version: Int64
+    /// The time of the session's last change.
     public var updatedAt: Date
+    /// When the session expires unless it changes again (`updatedAt` + its `ttl`).
     public var expiresAt: Date
     /// How many presentations the stack holds.
     public var depth: Int
@@ -392,6 +432,7 @@ public struct SessionSummary: Codable, Sendable, Hashable, Identifiable {
 
 /// A page of `GET /v1/sessions`, the most recently changed first.
 public struct SessionsPage: Sendable, Hashable {
+    /// The page's sessions, the most recently changed first; at most 100.
     public var sessions: [SessionSummary]
     /// The path of the next page; `nil` on the last one.
     public var next: String?

@@ -3,9 +3,11 @@ import Foundation
 /// The navigation state of one app session: the modals on screen and waiting, and the screens pushed
 /// inside the root view and inside each container modal.
 public struct Session: Sendable, Hashable, Identifiable {
+    /// The session's id, chosen by its client: 1–128 characters of `[A-Za-z0-9._~-]`.
     public var id: String
     /// 1 when first written, +1 on every change; the entity tag is `"<version>"`.
     public var version: Int64
+    /// When the session was first written; one made again under its id after expiry or deletion has a later one.
     public var createdAt: Date
     /// The time of the last change.
     public var updatedAt: Date
@@ -22,6 +24,7 @@ public struct Session: Sendable, Hashable, Identifiable {
     /// When the session expires unless it changes again.
     public var expiresAt: Date
 
+    /// A session with these members; `top` is the last of `stack`.
     public init(
         id: String, version: Int64, createdAt: Date, updatedAt: Date, path: [PathEntry] = [], stack: [Presentation],
         queue: [Presentation], ttl: Int64, expiresAt: Date

@@ -29,7 +29,9 @@ import Observation
 @MainActor
 @Observable
 public final class ModalStackSession {
+    /// The id of the session the model shows.
     public let sessionID: String
+    /// The client the model sends its changes through and follows the session with.
     @ObservationIgnored public let client: ModalStack
     /// The newest state the server confirmed, from an answer or from the event stream.
     public private(set) var confirmed: Session?
@@ -48,6 +50,7 @@ public final class ModalStackSession {
     /// The changes sent and not yet answered, oldest first.
     private var pending: [PendingChange] = []
 
+    /// A model of the session `sessionID` on `client`; ``state`` is `nil` until the server's first answer.
     public init(sessionID: String, client: ModalStack) {
         self.sessionID = sessionID
         self.client = client

@@ -3,6 +3,7 @@ import Locking
 import ModalStackCore
 import ModalStackHTTP
 import ModalStackService
+import ModalStackStore
 import Synchronization
 import Timekeeping
 
@@ -97,32 +98,35 @@ struct SessionWatch: Sendable {
     func streamEvents(_ request: HTTPRequest, reply: HTTPReply, grant: Grant) {
         do {
             let id = try request.sessionID()
-            let session = try service.existingSession(id: id)
             let lastEventID = try request.headers["Last-Event-ID"].map { text -> Int64 in
                 guard let version = Int64(text.trimmingSpaces), version >= 0 else {
                     throw Problem.invalidHeader("Last-Event-ID", "must be a version number")
                 }
                 return version
             }
+            // Nil: the session does not exist (yet, or any more), and the stream waits for it.
+            let session = try service.session(id: id)
             var headers = HTTPHeaders()
             headers.set("Content-Type", "text/event-stream")
             headers.set("Cache-Control", "no-store")
             guard let stream = reply.startStream(status: 200, headers: headers) else { return }
-            // Without Last-Event-ID, or with one this session never reached, the stream starts from the whole session.
-            let resumesFrom = lastEventID.flatMap { $0 <= session.version ? $0 : nil }
-            let pump = EventPump(
-                service: service, sessionID: id, stream: stream, lastSent: resumesFrom ?? session.version)
-            if resumesFrom == nil {
-                stream.write(
-                    EventPump.frame(
-                        id: session.version, event: lastEventID == nil ? "session" : "reset", data: session.serialized()
-                    ))
+            let pump = EventPump(service: service, sessionID: id, stream: stream, time: time)
+            if let session {
+                // Without Last-Event-ID, or with one this session never reached, the stream starts from the whole session.
+                let resumesFrom = lastEventID.flatMap { $0 <= session.version ? $0 : nil }
+                if resumesFrom == nil {
+                    stream.write(
+                        EventPump.frame(
+                            id: session.version, event: lastEventID == nil ? "session" : "reset",
+                            data: session.serialized()))
+                }
+                pump.follow(session, lastSent: resumesFrom ?? session.version)
             }
             let notifier = service.notifier
             let subscription = notifier.subscribe(to: id) { notification in
                 switch notification {
-                case .changed: pump.catchUp()
-                case .deleted: pump.end(.sessionDeleted)
+                case .changed(let session): pump.changed(session)
+                case .deleted: pump.sessionLeft()
                 case .shutdown: stream.close()
                 }
             }
@@ -186,59 +190,225 @@ final class HeldRequest: Sendable {
 
 /// Sends one event stream what the event log holds after the last version it sent, in order,
 /// however the notifications for those versions interleave.
+///
+/// A stream follows one life of its session: from its creation (version 1) to its deletion or
+/// expiry. The session's `createdAt` tells a life from the next one made under the same id. A
+/// stream opened while the session does not exist waits for the next life and starts at its
+/// version 1. When the life followed ends, whether by a deletion, at its expiry (a timer, not
+/// the sweep), or seen as a new life's first change, the stream says `sessionDeleted` and ends,
+/// before anything of a new life is sent.
 final class EventPump: Sendable {
     private let service: SessionService
     private let sessionID: String
     private let stream: HTTPStream
-    private let lastSent: LockedValue<Int64>
+    private let time: any TimeSource
 
-    init(service: SessionService, sessionID: String, stream: HTTPStream, lastSent: Int64) {
+    /// The life followed: when it was created, and when it expires as last seen.
+    private struct Life {
+        let createdAt: Timestamp
+        var expiresAt: Timestamp
+    }
+
+    private struct State {
+        var lastSent: Int64 = 0
+        /// Nil while the session does not exist: the stream waits for it.
+        var followed: Life?
+        var ended = false
+    }
+
+    private let state = LockedValue(State())
+    private let expiryTimer = LockedValue<(any DispatchSourceTimer)?>(nil)
+
+    init(service: SessionService, sessionID: String, stream: HTTPStream, time: any TimeSource) {
         self.service = service
         self.sessionID = sessionID
         self.stream = stream
-        self.lastSent = LockedValue(lastSent)
+        self.time = time
     }
 
-    /// Sends every logged change after the last one sent. When the log no longer holds the next
-    /// one (the client was away too long), sends a `reset` event with the whole session instead.
-    func catchUp() {
-        lastSent.withLock { lastSent in
-            do {
-                while true {
-                    let changes = try service.changes(
-                        sessionID: sessionID, after: lastSent, eventLimit: Endpoints.maxEventPage)
-                    guard let first = changes.first else { return }
-                    if first.version > lastSent + 1 {
-                        let session = try service.existingSession(id: sessionID)
-                        stream.write(Self.frame(id: session.version, event: "reset", data: session.serialized()))
-                        lastSent = session.version
-                        continue
-                    }
-                    for change in changes {
-                        guard stream.write(Self.frame(id: change.version, event: "change", data: change.serialized()))
-                        else { return }
-                        lastSent = change.version
-                    }
-                }
-            } catch {
-                stream.close()
+    /// Follows `session`, whose versions up to `lastSent` the client has.
+    func follow(_ session: Session, lastSent: Int64) {
+        state.withLock { state in
+            state.lastSent = lastSent
+            state.followed = Life(createdAt: session.createdAt, expiresAt: session.expiresAt)
+        }
+        watchExpiry(at: session.expiresAt)
+    }
+
+    /// A change of the session was committed (here or elsewhere).
+    func changed(_ session: Session) {
+        let adopted = state.withLock { state -> Bool in
+            guard !state.ended else { return false }
+            guard var life = state.followed else {
+                // Waiting: a live session is the life to follow, from its version 1.
+                guard !session.isExpired(at: time.now()) else { return false }
+                state.followed = Life(createdAt: session.createdAt, expiresAt: session.expiresAt)
+                send(&state)
+                return true
             }
+            guard session.createdAt == life.createdAt else {
+                // Made again under the same id: the life followed ended before this one began.
+                end(&state, .sessionDeleted(Self.reason(life, at: session.createdAt)))
+                return false
+            }
+            life.expiresAt = max(life.expiresAt, session.expiresAt)
+            state.followed = life
+            send(&state)
+            return false
+        }
+        if adopted { watchExpiry(at: session.expiresAt) }
+    }
+
+    /// The session was deleted (by a request, by the expiry sweep, or by another instance).
+    /// A stream still waiting for the session has nothing to end.
+    func sessionLeft() {
+        state.withLock { state in
+            guard let life = state.followed else { return }
+            end(&state, .sessionDeleted(Self.reason(life, at: time.now())))
         }
     }
 
+    /// Sends what there is to send: at the start, or after a notification.
+    func catchUp() {
+        let adopted = state.withLock { state -> Session? in
+            guard !state.ended else { return nil }
+            var adopted: Session?
+            if state.followed == nil {
+                do {
+                    guard let session = try service.session(id: sessionID) else { return nil }
+                    state.followed = Life(createdAt: session.createdAt, expiresAt: session.expiresAt)
+                    adopted = session
+                } catch {
+                    stream.close()
+                    return nil
+                }
+            }
+            send(&state)
+            return adopted
+        }
+        if let adopted { watchExpiry(at: adopted.expiresAt) }
+    }
+
+    /// Sends every logged change of the life followed after the last one sent. When the log no
+    /// longer holds the next one (the client was away too long), sends a `reset` event with the
+    /// whole session instead. Ends the stream when the changes are of another life.
+    private func send(_ state: inout State) {
+        guard !state.ended, let life = state.followed else { return }
+        do {
+            while true {
+                let changes = try service.changes(
+                    sessionID: sessionID, after: state.lastSent, eventLimit: Endpoints.maxEventPage)
+                guard let first = changes.first else { return }
+                if first.version > state.lastSent + 1 {
+                    guard let session = try service.session(id: sessionID), session.createdAt == life.createdAt
+                    else {
+                        end(&state, .sessionDeleted(Self.reason(life, at: time.now())))
+                        return
+                    }
+                    stream.write(Self.frame(id: session.version, event: "reset", data: session.serialized()))
+                    state.lastSent = session.version
+                    continue
+                }
+                for change in changes {
+                    // A first change after one sent is another life's: the log of this one was deleted.
+                    if state.lastSent > 0, change.events.first?.kind == .sessionCreated {
+                        end(&state, .sessionDeleted(Self.reason(life, at: change.at)))
+                        return
+                    }
+                    guard stream.write(Self.frame(id: change.version, event: "change", data: change.serialized()))
+                    else { return }
+                    state.lastSent = change.version
+                }
+            }
+        } catch {
+            stream.close()
+        }
+    }
+
+    /// At the expiry of the life followed, looks again: a change may have put it off (the TTL
+    /// runs from the last change). One timer per stream, moved as the expiry moves, and cancelled
+    /// with the pump: a timer left behind by a closed stream would wait out the whole TTL.
+    private func watchExpiry(at expiresAt: Timestamp) {
+        let delay = max(0, expiresAt.millisecondsSinceEpoch - time.wallMilliseconds())
+        expiryTimer.withLock { timer in
+            if timer == nil {
+                let source = DispatchSource.makeTimerSource(queue: .global())
+                // Weakly: the pump lives as long as its stream's subscription.
+                source.setEventHandler { [weak self] in self?.expiryDue() }
+                source.resume()
+                timer = source
+            }
+            timer?.schedule(deadline: .now() + .milliseconds(Int(delay)))
+        }
+    }
+
+    deinit {
+        expiryTimer.withLock { $0?.cancel() }
+    }
+
+    private func expiryDue() {
+        let read: Result<Session?, StoreError>
+        do throws(StoreError) { read = .success(try service.session(id: sessionID)) } catch { read = .failure(error) }
+        let next = state.withLock { state -> Timestamp? in
+            guard !state.ended, var life = state.followed else { return nil }
+            switch read {
+            case .failure:
+                // The store did not answer: look again in a second.
+                return Timestamp(millisecondsSinceEpoch: time.wallMilliseconds() + 1000)
+            case .success(let session?) where session.createdAt == life.createdAt:
+                // Still alive: changed since, or the timer fired a little early.
+                life.expiresAt = max(life.expiresAt, session.expiresAt)
+                state.followed = life
+                return Timestamp(
+                    millisecondsSinceEpoch: max(
+                        session.expiresAt.millisecondsSinceEpoch, time.wallMilliseconds() + 1))
+            case .success:
+                end(&state, .sessionDeleted(Self.reason(life, at: time.now())))
+                return nil
+            }
+        }
+        if let next { watchExpiry(at: next) }
+    }
+
+    /// Why a life that was last seen expiring at `life.expiresAt` was over at `moment`.
+    private static func reason(_ life: Life, at moment: Timestamp) -> Ending.Reason {
+        moment >= life.expiresAt ? .expired : .deleted
+    }
+
     /// Why a stream ends before the client leaves: sent as the last event, with no `id`.
-    enum Ending: String {
-        case sessionDeleted
+    enum Ending {
+        case sessionDeleted(Reason)
         case tokenExpired
+
+        var event: String {
+            switch self {
+            case .sessionDeleted: "sessionDeleted"
+            case .tokenExpired: "tokenExpired"
+            }
+        }
+
+        /// Why the session left: `DELETE`, or its TTL passed without a change.
+        enum Reason: String {
+            case deleted
+            case expired
+        }
     }
 
     /// Says why the stream ends, and ends it.
     func end(_ ending: Ending) {
-        stream.write(
-            Self.frame(
-                id: nil, event: ending.rawValue,
-                data: JSONValue.object(["type": .string(ending.rawValue), "sessionId": .string(sessionID)])
-                    .serialized()))
+        state.withLock { end(&$0, ending) }
+    }
+
+    private func end(_ state: inout State, _ ending: Ending) {
+        guard !state.ended else { return }
+        state.ended = true
+        let data: JSONValue =
+            switch ending {
+            case .sessionDeleted(let reason):
+                ["type": "sessionDeleted", "sessionId": .string(sessionID), "reason": .string(reason.rawValue)]
+            case .tokenExpired: ["type": "tokenExpired", "sessionId": .string(sessionID)]
+            }
+        stream.write(Self.frame(id: nil, event: ending.event, data: data.serialized()))
         stream.close()
     }
 

@@ -224,6 +224,38 @@ struct MultiInstanceTests {
         #expect(streamed == Self.streamedBurst)
     }
 
+    @Test("a stream on B waits for a session A makes, and ends with sessionDeleted when A deletes and remakes it")
+    func sessionLifeAcrossInstances() throws {
+        let servers = try instances(2)
+        let writer = servers[0].client()
+        for round in 0..<10 {
+            let id = uniqueSessionID("life")
+            let base = "/v1/sessions/\(id)"
+            let waiting = HTTPClient(host: servers[1].host, port: servers[1].port, timeoutSeconds: 10)
+            defer { waiting.close() }
+            try #require(try waiting.openStream(path: "\(base)/events/stream").status == 200)
+            try #require(try writer.call("PUT", base).status == 201)
+            let created = try #require(try waiting.nextEvent(), "round \(round)")
+            #expect(created.event == "change" && created.id == "1", "round \(round): \(created)")
+            try writer.call("POST", "\(base)/presentations", json: ["destination": "a"])
+            #expect(try waiting.nextEvent()?.id == "2", "round \(round)")
+
+            // Deleted and made again at once (two requests in one write): B may hear of the
+            // deletion, or only of the new session; either way the stream ends before its changes.
+            let pipelined = try RawConnection(host: servers[0].host, port: servers[0].port)
+            pipelined.write(
+                "DELETE \(base) HTTP/1.1\r\nHost: a\r\n\r\nPUT \(base) HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\n"
+            )
+            let answers = pipelined.readResponses(count: 2, seconds: 10).responses.map(\.status)
+            try #require(answers == [204, 201], "round \(round)")
+            let ended = try #require(try waiting.nextEvent(), "round \(round)")
+            #expect(
+                ended.data == ["type": "sessionDeleted", "sessionId": .string(id), "reason": "deleted"],
+                "round \(round): \(ended)")
+            #expect(try waiting.nextEvent() == nil, "round \(round)")
+        }
+    }
+
     /// Why a streamed event is not the `change` event of the acknowledged session; nil when it is.
     private func mismatch(_ event: ServerSentEvent, _ acknowledged: JSONValue) -> String? {
         let version = acknowledged["version"]?.intValue ?? -1

@@ -34,7 +34,12 @@ struct SessionWatch: Sendable {
             let wait = try waitSeconds(request).map { wait in
                 millisecondsLeft(grant).map { min(wait, Int($0 / 1000)) } ?? wait
             }
-            let (session, body) = try service.existingRenderedSession(id: id)
+            guard let (session, body) = try service.renderedSession(id: id) else {
+                // A long poll on a session that does not exist waits for it to be made.
+                guard condition != nil, let wait, wait > 0 else { throw Problem.sessionNotFound(id) }
+                holdUntilCreated(reply, sessionID: id, wait: wait)
+                return
+            }
             guard let condition, condition.matches(session.version, weakly: true) else {
                 reply.send(Responses.sessionBody(200, body, session))
                 return
@@ -43,36 +48,64 @@ struct SessionWatch: Sendable {
                 reply.send(notModified(session.version, appliedWait: nil))
                 return
             }
-            hold(reply, sessionID: id, until: condition, wait: wait, version: session.version)
+            hold(reply, session: session, until: condition, wait: wait)
         } catch {
             reply.send(Responses.problem(for: error))
         }
     }
 
-    /// Answers `reply` when the session no longer matches `condition`, or with 304 after `wait` seconds.
-    private func hold(
-        _ reply: HTTPReply, sessionID: String, until condition: EntityTag.Condition, wait: Int, version: Int64
-    ) {
+    /// Answers `reply` when the session no longer matches `condition` (or is made again under its
+    /// id), with 404 when it is deleted, or with 304 after `wait` seconds.
+    private func hold(_ reply: HTTPReply, session watched: Session, until condition: EntityTag.Condition, wait: Int) {
+        let sessionID = watched.id
         let held = HeldRequest(reply: reply, notifier: service.notifier, metrics: metrics)
         let headers: HTTPHeaders = ["Preference-Applied": "wait=\(wait)"]
+        let moved = { @Sendable (session: Session) in
+            session.createdAt != watched.createdAt || !condition.matches(session.version, weakly: true)
+        }
         let changed = { @Sendable (session: Session) in
             held.answer(Responses.session(200, session, headers: headers))
         }
         held.watch(
             service.notifier.subscribe(to: sessionID) { notification in
                 switch notification {
-                case .changed(let session) where !condition.matches(session.version, weakly: true): changed(session)
+                case .changed(let session) where moved(session): changed(session)
                 case .changed: break
                 case .deleted: held.answer(Problem.sessionNotFound(sessionID).response)
-                case .shutdown: held.answer(notModified(version, appliedWait: nil))
+                case .shutdown: held.answer(notModified(watched.version, appliedWait: nil))
                 }
             })
         // A change committed between the read above and the subscription must not be missed.
-        if let current = try? service.session(id: sessionID), !condition.matches(current.version, weakly: true) {
+        if let current = try? service.session(id: sessionID), moved(current) {
             changed(current)
         }
         DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(wait)) {
-            held.answer(notModified(version, appliedWait: "wait=\(wait)"))
+            held.answer(notModified(watched.version, appliedWait: "wait=\(wait)"))
+        }
+    }
+
+    /// Answers `reply` with the session once it is made, or with 404 after `wait` seconds.
+    private func holdUntilCreated(_ reply: HTTPReply, sessionID: String, wait: Int) {
+        let held = HeldRequest(reply: reply, notifier: service.notifier, metrics: metrics)
+        let headers: HTTPHeaders = ["Preference-Applied": "wait=\(wait)"]
+        var notFound = Problem.sessionNotFound(sessionID).response
+        notFound.headers.set("Preference-Applied", "wait=\(wait)")
+        let now = time
+        held.watch(
+            service.notifier.subscribe(to: sessionID) { notification in
+                switch notification {
+                case .changed(let session) where !session.isExpired(at: now.now()):
+                    held.answer(Responses.session(200, session, headers: headers))
+                case .changed, .deleted: break
+                case .shutdown: held.answer(Problem.sessionNotFound(sessionID).response)
+                }
+            })
+        // A session made between the read above and the subscription must not be missed.
+        if let current = try? service.session(id: sessionID) {
+            held.answer(Responses.session(200, current, headers: headers))
+        }
+        DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(wait)) { [notFound] in
+            held.answer(notFound)
         }
     }
 

@@ -146,4 +146,66 @@ struct SessionLifeStreamTests {
         #expect(ended.event == "tokenExpired")
         #expect(try watcher.nextEvent() == nil)
     }
+
+    @Test("a long poll on a missing session waits for it: 200 once made, 404 when the wait ends first")
+    func longPollWaitsForTheSession() throws {
+        let server = try ServerProcess()
+        let path = "/v1/sessions/\(uniqueSessionID("poll"))"
+        let answer = LockedValue<JSONResponse?>(nil)
+        let answered = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            let response = try? server.client().call(
+                "GET", path, headers: ["If-None-Match": "\"3\"", "Prefer": "wait=20"])
+            answer.withLock { $0 = response }
+            answered.signal()
+        }
+        let held = try waitUntil(pollingEvery: .milliseconds(20)) {
+            metric(try server.client().send(method: "GET", path: "/metrics").text, "modalstack_long_polls_waiting") == 1
+        }
+        #expect(held)
+        try server.client().call("PUT", path)
+        #expect(answered.wait(timeout: .now() + 10) == .success)
+        let response = try #require(answer.withLock { $0 })
+        #expect(response.status == 200)
+        #expect(response.json["version"] == 1)
+        #expect(response.headers["ETag"] == "\"1\"")
+        #expect(response.headers["Preference-Applied"] == "wait=20")
+
+        let missing = try server.client().call(
+            "GET", "/v1/sessions/\(uniqueSessionID("never"))?wait=1", headers: ["If-None-Match": "*"])
+        #expect(missing.status == 404)
+        #expect(missing.problemSlug == "session-not-found")
+        #expect(missing.headers["Preference-Applied"] == "wait=1")
+        // Without a wait, or without If-None-Match, a missing session is 404 at once.
+        #expect(try server.client().call("GET", "/v1/sessions/\(uniqueSessionID("never"))?wait=5").status == 404)
+    }
+
+    @Test("a long poll held on a session that expires answers the session made again under its id, version 1 too")
+    func longPollSeesANewLife() throws {
+        let server = try ServerProcess()
+        let path = "/v1/sessions/\(uniqueSessionID("poll"))"
+        let writer = server.client()
+        let first = try writer.call("PUT", path, json: ["ttl": 1])
+        #expect(first.status == 201)
+        let answer = LockedValue<JSONResponse?>(nil)
+        let answered = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            let response = try? server.client().call(
+                "GET", path, headers: ["If-None-Match": "\"1\"", "Prefer": "wait=20"])
+            answer.withLock { $0 = response }
+            answered.signal()
+        }
+        let expired = try waitUntil(timeout: .seconds(10), pollingEvery: .milliseconds(50)) {
+            try writer.call("GET", path).status == 404
+        }
+        #expect(expired)
+        let again = try writer.call("PUT", path)
+        #expect(again.status == 201)
+        #expect(answered.wait(timeout: .now() + 10) == .success)
+        let response = try #require(answer.withLock { $0 })
+        #expect(response.status == 200)
+        #expect(response.json["version"] == 1)
+        #expect(response.json["createdAt"] == again.json["createdAt"])
+        #expect(response.json["createdAt"] != first.json["createdAt"])
+    }
 }

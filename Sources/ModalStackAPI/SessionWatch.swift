@@ -36,8 +36,8 @@ struct SessionWatch: Sendable {
             }
             guard let (session, body) = try service.renderedSession(id: id) else {
                 // A long poll on a session that does not exist waits for it to be made.
-                guard condition != nil, let wait, wait > 0 else { throw Problem.sessionNotFound(id) }
-                holdUntilCreated(reply, sessionID: id, wait: wait)
+                guard let condition, let wait, wait > 0 else { throw Problem.sessionNotFound(id) }
+                hold(reply, sessionID: id, watched: nil, until: condition, wait: wait)
                 return
             }
             guard let condition, condition.matches(session.version, weakly: true) else {
@@ -48,31 +48,38 @@ struct SessionWatch: Sendable {
                 reply.send(notModified(session.version, appliedWait: nil))
                 return
             }
-            hold(reply, session: session, until: condition, wait: wait)
+            hold(reply, sessionID: id, watched: session, until: condition, wait: wait)
         } catch {
             reply.send(Responses.problem(for: error))
         }
     }
 
-    /// Answers `reply` when the session no longer matches `condition` (or is made again under its
-    /// id), with 404 when it is deleted, or with 304 after `wait` seconds.
-    private func hold(_ reply: HTTPReply, session watched: Session, until condition: EntityTag.Condition, wait: Int) {
-        let sessionID = watched.id
+    /// Answers `reply` when the session moves past what the client has: `watched`, a version
+    /// `condition` matches, or made again under its id (with 404 when it is deleted); or, when
+    /// `watched` is nil (there is no session), once it is made. After `wait` seconds: 304, or 404
+    /// when there is still no session.
+    private func hold(
+        _ reply: HTTPReply, sessionID: String, watched: Session?, until condition: EntityTag.Condition, wait: Int
+    ) {
         let held = HeldRequest(reply: reply, notifier: service.notifier, metrics: metrics)
         let headers: HTTPHeaders = ["Preference-Applied": "wait=\(wait)"]
+        let now = time
         let moved = { @Sendable (session: Session) in
-            session.createdAt != watched.createdAt || !condition.matches(session.version, weakly: true)
+            guard let watched else { return !session.isExpired(at: now.now()) }
+            return session.createdAt != watched.createdAt || !condition.matches(session.version, weakly: true)
         }
         let changed = { @Sendable (session: Session) in
             held.answer(Responses.session(200, session, headers: headers))
         }
+        let notFound = Problem.sessionNotFound(sessionID).response
         held.watch(
             service.notifier.subscribe(to: sessionID) { notification in
                 switch notification {
                 case .changed(let session) where moved(session): changed(session)
                 case .changed: break
-                case .deleted: held.answer(Problem.sessionNotFound(sessionID).response)
-                case .shutdown: held.answer(notModified(watched.version, appliedWait: nil))
+                // Without a session, a deletion is of an earlier life (the sweep): the wait goes on.
+                case .deleted: if watched != nil { held.answer(notFound) }
+                case .shutdown: held.answer(watched.map { notModified($0.version, appliedWait: nil) } ?? notFound)
                 }
             })
         // A change committed between the read above and the subscription must not be missed.
@@ -80,32 +87,13 @@ struct SessionWatch: Sendable {
             changed(current)
         }
         DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(wait)) {
+            guard let watched else {
+                var timedOut = notFound
+                timedOut.headers.set("Preference-Applied", "wait=\(wait)")
+                held.answer(timedOut)
+                return
+            }
             held.answer(notModified(watched.version, appliedWait: "wait=\(wait)"))
-        }
-    }
-
-    /// Answers `reply` with the session once it is made, or with 404 after `wait` seconds.
-    private func holdUntilCreated(_ reply: HTTPReply, sessionID: String, wait: Int) {
-        let held = HeldRequest(reply: reply, notifier: service.notifier, metrics: metrics)
-        let headers: HTTPHeaders = ["Preference-Applied": "wait=\(wait)"]
-        var notFound = Problem.sessionNotFound(sessionID).response
-        notFound.headers.set("Preference-Applied", "wait=\(wait)")
-        let now = time
-        held.watch(
-            service.notifier.subscribe(to: sessionID) { notification in
-                switch notification {
-                case .changed(let session) where !session.isExpired(at: now.now()):
-                    held.answer(Responses.session(200, session, headers: headers))
-                case .changed, .deleted: break
-                case .shutdown: held.answer(Problem.sessionNotFound(sessionID).response)
-                }
-            })
-        // A session made between the read above and the subscription must not be missed.
-        if let current = try? service.session(id: sessionID) {
-            held.answer(Responses.session(200, current, headers: headers))
-        }
-        DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(wait)) { [notFound] in
-            held.answer(notFound)
         }
     }
 

@@ -53,7 +53,7 @@ extension ModalStackError {
         }
 
         fileprivate func string(_ name: String) -> String? {
-            if case .string(let value) = extensions[name] { value } else { nil }
+            extensions[name]?.stringValue
         }
     }
 }

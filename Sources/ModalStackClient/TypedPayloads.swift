@@ -6,7 +6,7 @@ import Foundation
 
 extension JSONValue {
     /// The JSON `value` encodes to, with ``ModalStackJSON/makeEncoder()``'s settings: a `Date`
-    /// becomes a ``Timestamp`` string (rounded to the millisecond), an `Int` an ``integer(_:)``.
+    /// becomes a ``ModalStackJSON/Timestamp`` string (rounded to the millisecond), an `Int` an ``integer(_:)``.
     ///
     /// A `JSONValue` (or a ``JSONObject``) is taken as it is.
     ///
@@ -23,7 +23,7 @@ extension JSONValue {
     }
 
     /// The value read as `type`, with ``ModalStackJSON/makeDecoder()``'s settings: a `Date` is
-    /// read from a ``Timestamp`` string (and only from one).
+    /// read from a ``ModalStackJSON/Timestamp`` string (and only from one).
     ///
     /// ```swift
     /// struct Profile: Decodable { var userId: Int }

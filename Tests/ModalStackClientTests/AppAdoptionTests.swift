@@ -11,18 +11,6 @@ import Testing
 
 private let apiKey = "adoption-key"
 
-private func sheet(_ destination: String) -> PresentRequest {
-    PresentRequest(destination: destination, style: .sheet(detents: [.medium]))
-}
-
-private let deleteAlert = PresentRequest(
-    destination: "confirm-delete",
-    style: .alert(
-        title: "Delete?",
-        buttons: [
-            .init(id: "delete", label: "Delete", role: .destructive), .init(id: "keep", label: "Keep", role: .cancel),
-        ]))
-
 private func makeClient(
     _ credential: ModalStack.Credential = .apiKey(apiKey), sendsIfMatch: Bool = false
 ) throws -> ModalStack {
@@ -44,9 +32,9 @@ struct AppAdoptionTests {
         let otherDevice = try makeClient()
         let id = uniqueSessionID("stale")
         let model = ModalStackSession(sessionID: id, client: app)
-        _ = try await model.present(sheet("a")).value  // v1, seen in the answer
+        _ = try await model.present(sheetRequest("a")).value  // v1, seen in the answer
         let following = Task { await model.follow() }
-        _ = try await otherDevice.present(sheet("b"), in: id)  // v2, seen only on the stream
+        _ = try await otherDevice.present(sheetRequest("b"), in: id)  // v2, seen only on the stream
         #expect(try await eventually { model.state?.version == 2 })
         #expect(app.lastSeenVersion(of: id) == 2)
 
@@ -64,11 +52,11 @@ struct AppAdoptionTests {
         // Three seconds: time enough for the steps below on a loaded machine (each change extends it).
         _ = try await client.createSession(id, ttl: 3)
         let model = ModalStackSession(sessionID: id, client: client)
-        for destination in ["a", "b", "c"] { _ = try await model.present(sheet(destination)).value }
+        for destination in ["a", "b", "c"] { _ = try await model.present(sheetRequest(destination)).value }
         try #require(model.state?.version == 4 && model.state?.ttl == 3)
         #expect(try await eventually(timeout: .seconds(10)) { await (try? client.session(id)) == nil }, "expired: 404")
 
-        let fresh = try await model.present(sheet("fresh")).value
+        let fresh = try await model.present(sheetRequest("fresh")).value
         #expect(fresh.version == 1)
         #expect(model.state == fresh && model.levels.map(\.destination) == ["fresh"])
     }
@@ -78,14 +66,14 @@ struct AppAdoptionTests {
         let client = try makeClient()
         let id = uniqueSessionID("expiring")
         _ = try await client.createSession(id, ttl: 3)
-        _ = try await client.present(sheet("old"), in: id)
+        _ = try await client.present(sheetRequest("old"), in: id)
         let model = ModalStackSession(sessionID: id, client: client)
         let following = Task { await model.follow() }
         try #require(try await eventually { model.state?.version == 2 && model.state?.ttl == 3 })
 
         // The sweeper runs far apart (its default); the stream is told at the expiry itself.
         #expect(try await eventually(timeout: .seconds(10)) { model.state == nil })
-        let again = try await client.present(sheet("new"), in: id).session
+        let again = try await client.present(sheetRequest("new"), in: id).session
         #expect(again.version == 1)
         #expect(try await eventually { model.state == again })
         #expect(model.followError == nil)
@@ -140,7 +128,7 @@ struct AppAdoptionTests {
         }
         #expect(model.connection == nil && model.lastError == nil)
 
-        await #expect(throws: ModalStackError.self) { try await model.present(sheet("x")).value }
+        await #expect(throws: ModalStackError.self) { try await model.present(sheetRequest("x")).value }
         #expect(model.lastError != nil && model.followError != nil)
         model.lastError = nil
         #expect(model.lastError == nil)
@@ -150,7 +138,7 @@ struct AppAdoptionTests {
     func secondAnswerSaysAlreadyDismissed() async throws {
         let client = try makeClient()
         let id = uniqueSessionID("answer")
-        let alert = try await client.present(deleteAlert, in: id).presentation
+        let alert = try await client.present(confirmDeleteAlert, in: id).presentation
         let phone = ModalStackSession(sessionID: id, client: client)
         let tablet = ModalStackSession(sessionID: id, client: client)
         try await phone.refresh()
@@ -172,7 +160,7 @@ struct AppAdoptionTests {
     func minimalAnswer() async throws {
         let client = try makeClient()
         let id = uniqueSessionID("minimal")
-        let presented = try await client.apply(.present(sheet("a")), in: id)
+        let presented = try await client.apply(.present(sheetRequest("a")), in: id)
         let session = try await client.session(id)
         #expect(presented == ChangeReceipt(status: 201, version: 1, transition: [.present(session.stack[0].id)]))
         let popped = try await client.apply(.push(PushRequest(destination: "detail")), in: id)
@@ -185,13 +173,13 @@ struct AppAdoptionTests {
     func callerIdempotencyKey() async throws {
         let id = uniqueSessionID("relaunch")
         let key = ChangeOptions(idempotencyKey: "checkout-\(id)")
-        let before = try await makeClient().present(sheet("checkout"), in: id, options: key)
+        let before = try await makeClient().present(sheetRequest("checkout"), in: id, options: key)
         // The app relaunched: a new client, the same key.
-        let again = try await makeClient().present(sheet("checkout"), in: id, options: key)
+        let again = try await makeClient().present(sheetRequest("checkout"), in: id, options: key)
         #expect(again == before)
         #expect(try await makeClient().session(id).version == 1)
         await #expect(throws: ModalStackError.self) {
-            _ = try await makeClient().present(sheet("other"), in: id, options: key)
+            _ = try await makeClient().present(sheetRequest("other"), in: id, options: key)
         }
     }
 

@@ -59,6 +59,22 @@ nonisolated(nonsending) func eventually(
     return true
 }
 
+// MARK: - Requests the model suites present
+
+/// A medium-detent sheet showing `destination`.
+func sheetRequest(_ destination: String, locked: Bool = false) -> PresentRequest {
+    PresentRequest(destination: destination, style: .sheet(detents: [.medium]), locked: locked)
+}
+
+/// An alert with a destructive and a cancel button.
+let confirmDeleteAlert = PresentRequest(
+    destination: "confirm-delete",
+    style: .alert(
+        title: "Delete?",
+        buttons: [
+            .init(id: "delete", label: "Delete", role: .destructive), .init(id: "keep", label: "Keep", role: .cancel),
+        ]))
+
 // MARK: - A proxy that cuts connections
 
 /// The head of an HTTP/1.1 message the proxy passed on: its first line and its header fields.

@@ -14,18 +14,6 @@ private struct Harness {
     }
 }
 
-private func sheet(_ destination: String, locked: Bool = false) -> PresentRequest {
-    PresentRequest(destination: destination, style: .sheet(detents: [.medium]), locked: locked)
-}
-
-private let deleteAlert = PresentRequest(
-    destination: "confirm-delete",
-    style: .alert(
-        title: "Delete?",
-        buttons: [
-            .init(id: "delete", label: "Delete", role: .destructive), .init(id: "keep", label: "Keep", role: .cancel),
-        ]))
-
 @Suite("ModalStackSession, against the real server")
 @MainActor
 struct SessionModelTests {
@@ -33,13 +21,13 @@ struct SessionModelTests {
     func levelByLevelDerivation() async throws {
         let harness = try Harness()
         let client = harness.client
-        let settings = try await client.present(sheet("settings"), in: "levels").presentation
+        let settings = try await client.present(sheetRequest("settings"), in: "levels").presentation
         let player = try await client.present(
             PresentRequest(destination: "player", style: .fullScreenCover), in: "levels"
         )
         .presentation
-        let alert = try await client.present(deleteAlert, in: "levels").presentation
-        let waiting = try await client.present(sheet("later"), in: "levels").presentation
+        let alert = try await client.present(confirmDeleteAlert, in: "levels").presentation
+        let waiting = try await client.present(sheetRequest("later"), in: "levels").presentation
 
         let model = ModalStackSession(sessionID: "levels", client: client)
         try await model.refresh()
@@ -61,7 +49,7 @@ struct SessionModelTests {
         _ = try await harness.client.createSession("present")
         try await model.refresh()
 
-        let sent = model.present(sheet("help"))
+        let sent = model.present(sheetRequest("help"))
         let predicted = try #require(model.levels.last)
         #expect(model.levels.count == 1)
         #expect(predicted.destination == "help" && predicted.id.hasPrefix("pending-"))
@@ -77,11 +65,11 @@ struct SessionModelTests {
     @Test("a present over an alert is shown in the queue until the server answers")
     func presentOverAlertPredictedQueued() async throws {
         let harness = try Harness()
-        _ = try await harness.client.present(deleteAlert, in: "queued")
+        _ = try await harness.client.present(confirmDeleteAlert, in: "queued")
         let model = ModalStackSession(sessionID: "queued", client: harness.client)
         try await model.refresh()
 
-        let sent = model.present(sheet("next"))
+        let sent = model.present(sheetRequest("next"))
         #expect(model.queue.map(\.destination) == ["next"] && model.levels.isEmpty)
         _ = try await sent.value
         #expect(model.queue.map(\.destination) == ["next"])
@@ -91,7 +79,7 @@ struct SessionModelTests {
     @Test("a swipe-down on a locked sheet is shown at once, then taken back with the server's refusal")
     func refusedDismissRolledBack() async throws {
         let harness = try Harness()
-        let locked = try await harness.client.present(sheet("checkout", locked: true), in: "locked").presentation
+        let locked = try await harness.client.present(sheetRequest("checkout", locked: true), in: "locked").presentation
         let model = ModalStackSession(sessionID: "locked", client: harness.client)
         try await model.refresh()
 
@@ -114,8 +102,8 @@ struct SessionModelTests {
     func swipeDownRemovesLevelsAbove() async throws {
         let harness = try Harness()
         let client = harness.client
-        _ = try await client.present(sheet("a"), in: "swipe")
-        _ = try await client.present(sheet("b"), in: "swipe")
+        _ = try await client.present(sheetRequest("a"), in: "swipe")
+        _ = try await client.present(sheetRequest("b"), in: "swipe")
         _ = try await client.present(PresentRequest(destination: "c", style: .popover), in: "swipe")
         let model = ModalStackSession(sessionID: "swipe", client: client)
         try await model.refresh()
@@ -133,8 +121,8 @@ struct SessionModelTests {
     func answerPromotesQueued() async throws {
         let harness = try Harness()
         let client = harness.client
-        let alert = try await client.present(deleteAlert, in: "answer").presentation
-        let waiting = try await client.present(sheet("after"), in: "answer").presentation
+        let alert = try await client.present(confirmDeleteAlert, in: "answer").presentation
+        let waiting = try await client.present(sheetRequest("after"), in: "answer").presentation
         let model = ModalStackSession(sessionID: "answer", client: client)
         try await model.refresh()
 
@@ -156,12 +144,12 @@ struct SessionModelTests {
     func followShowsOtherClientsChanges() async throws {
         let harness = try Harness(arguments: ["--sse-heartbeat", "1"])
         let client = harness.client
-        let alert = try await client.present(deleteAlert, in: "follow").presentation
+        let alert = try await client.present(confirmDeleteAlert, in: "follow").presentation
         let model = ModalStackSession(sessionID: "follow", client: client)
         let following = Task { await model.follow() }
         #expect(try await eventually { model.alert?.id == alert.id })
 
-        let queued = try await client.present(sheet("paywall"), in: "follow").presentation
+        let queued = try await client.present(sheetRequest("paywall"), in: "follow").presentation
         #expect(try await eventually { model.queue.map(\.id) == [queued.id] })
         _ = try await client.dismiss(DismissRequest(result: .object(["buttonId": .string("keep")])), in: "follow")
         #expect(
@@ -169,7 +157,7 @@ struct SessionModelTests {
 
         try await client.deleteSession("follow")
         #expect(try await eventually { model.state == nil })
-        let again = try await client.present(sheet("fresh"), in: "follow").session
+        let again = try await client.present(sheetRequest("fresh"), in: "follow").session
         #expect(try await eventually { model.state == again } && again.version == 1)
         #expect(model.followError == nil && model.lastError == nil)
         following.cancel()
@@ -184,7 +172,7 @@ struct SessionModelPathTests {
     @Test("a push shows at once in the top-most container, then as the server made it; so does a pop")
     func pushAndPopReconciled() async throws {
         let harness = try Harness()
-        let settings = try await harness.client.present(sheet("settings"), in: "paths").presentation
+        let settings = try await harness.client.present(sheetRequest("settings"), in: "paths").presentation
         let model = ModalStackSession(sessionID: "paths", client: harness.client)
         try await model.refresh()
         let level = NavigationLevel.presentation(settings.id)
@@ -251,7 +239,7 @@ struct SessionModelPathTests {
     func refusedPopRolledBack() async throws {
         let harness = try Harness()
         let client = harness.client
-        let settings = try await client.present(sheet("settings"), in: "refused").presentation
+        let settings = try await client.present(sheetRequest("settings"), in: "refused").presentation
         let level = NavigationLevel.presentation(settings.id)
         let a = try await client.push(PushRequest(destination: "a"), in: "refused").entry
         let b = try await client.push(PushRequest(destination: "b"), in: "refused").entry
@@ -277,7 +265,7 @@ struct SessionModelPathTests {
     func followShowsPaths() async throws {
         let harness = try Harness(arguments: ["--sse-heartbeat", "1"])
         let client = harness.client
-        let settings = try await client.present(sheet("settings"), in: "live").presentation
+        let settings = try await client.present(sheetRequest("settings"), in: "live").presentation
         let model = ModalStackSession(sessionID: "live", client: client)
         let following = Task { await model.follow() }
         #expect(try await eventually { model.levels.map(\.id) == [settings.id] })
@@ -288,7 +276,10 @@ struct SessionModelPathTests {
         #expect(try await eventually { model.rootPath == [root] })
         let navigated = try await client.navigate(
             to: NavigationRequest(
-                path: [], stack: [.init(sheet("settings")), .init(sheet("help"), path: [.init(destination: "faq")])]),
+                path: [],
+                stack: [
+                    .init(sheetRequest("settings")), .init(sheetRequest("help"), path: [.init(destination: "faq")]),
+                ]),
             in: "live")
         #expect(try await eventually { model.state?.version == navigated.session.version })
         #expect(model.state == navigated.session)

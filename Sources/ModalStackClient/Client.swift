@@ -585,17 +585,26 @@ extension ModalStack {
     private func providedToken(from provide: @escaping @Sendable () async throws -> ClientToken) async throws -> String
     {
         let now = Date()
-        let fetch: Task<ClientToken, any Error> = providedToken.withLock { held in
-            switch held {
+        enum Next {
+            case send(String)
+            case wait(for: Task<ClientToken, any Error>)
+        }
+        let next: Next = providedToken.withLock { state in
+            switch state {
             case .ready(let token, let fetchedAt) where !token.isDue(at: now, fetchedAt: fetchedAt):
-                return Task { token }
+                return .send(token.token)
             case .fetching(let fetch):
-                return fetch
+                return .wait(for: fetch)
             case .none, .ready:
                 let fetch = Task { try await provide() }
-                held = .fetching(fetch)
-                return fetch
+                state = .fetching(fetch)
+                return .wait(for: fetch)
             }
+        }
+        let fetch: Task<ClientToken, any Error>
+        switch next {
+        case .send(let token): return token  // the usual case: a token held and not due, no task made
+        case .wait(let task): fetch = task
         }
         do {
             let token = try await fetch.value

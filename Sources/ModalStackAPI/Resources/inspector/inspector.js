@@ -1470,8 +1470,7 @@
       const styleFields = el("div", { id: "style-fields", class: "style-fields" });
       const payloadFields = el("div", { id: "payload-fields", class: "payload-fields" });
       const asJSON = el("input", { id: "payload-as-json", type: "checkbox" });
-      const payloadText = el("textarea", { id: "payload-json", class: "json", rows: "4", spellcheck: "false", "data-pointer": "/payload",
-        placeholder: "{\"text\": \"How can we help?\"}" });
+      const payloadText = el("textarea", { id: "payload-json", class: "json", rows: "4", spellcheck: "false", "data-pointer": "/payload" });
       const key = el("input", { id: "present-key", name: "key", "data-pointer": "/key", placeholder: "defaults to the destination", autocomplete: "off" });
       const locked = el("input", { id: "present-locked", type: "checkbox", name: "locked", "data-pointer": "/locked" });
       const whenBlocked = el("select", { id: "present-when-blocked", "data-pointer": "/whenBlocked" },
@@ -1498,6 +1497,7 @@
         if (!force && entry === payloadEntry) return;
         payloadEntry = entry;
         summary.textContent = entry?.summary || "";
+        payloadText.placeholder = payloadPlaceholder(entry?.payload);
         clear(payloadFields);
         payloadForm = null;
         const schema = entry?.payload;
@@ -1630,10 +1630,10 @@
         const members = Object.entries((schema && schema.properties) || {})
           .map(([name, sub]) => `${name}${required.has(name) ? " (required)" : ""}: ${hint(sub) || "any"}`);
         summary.textContent = entry ? [entry.summary, members.length ? `payload: ${members.join("; ")}` : ""].filter(Boolean).join(" · ") : "";
+        payload.placeholder = payloadPlaceholder(schema);
       };
       destination.addEventListener("change", describe);
-      const payload = el("textarea", { id: "push-payload", class: "json", rows: "3", spellcheck: "false", "data-pointer": "/payload",
-        placeholder: "{\"itemId\": 42}" });
+      const payload = el("textarea", { id: "push-payload", class: "json", rows: "3", spellcheck: "false", "data-pointer": "/payload" });
       const key = el("input", { id: "push-key", name: "key", "data-pointer": "/key", placeholder: "defaults to the destination", autocomplete: "off" });
       const submit = el("button", { id: "push-submit", type: "submit", text: "Push", disabled: isCatalog && !pushable.length });
       const status = el("p", { id: "push-status", class: "present-status", role: "status" });
@@ -2073,6 +2073,31 @@
     const error = new Error(detail);
     error.fieldErrors = [{ pointer, detail }];
     return error;
+  }
+
+  /**
+   * The placeholder of a payload's JSON box: an example built from the destination's schema (each
+   * property with a value of its type), else `{}`, only the shape every payload has.
+   */
+  function payloadPlaceholder(schema) {
+    return schema && schema.properties ? JSON.stringify(exampleValue(schema)) : "{}";
+  }
+
+  /** A value a schema accepts, as far as its type, enum and bounds tell. */
+  function exampleValue(schema) {
+    if (Array.isArray(schema.enum) && schema.enum.length) return schema.enum[0];
+    const type = Array.isArray(schema.type) ? schema.type[0] : schema.type;
+    const bounded = () => schema.minimum ?? (schema.maximum !== undefined && schema.maximum < 0 ? schema.maximum : 0);
+    switch (type) {
+      case "object":
+        return Object.fromEntries(Object.entries(schema.properties || {}).map(([name, sub]) => [name, exampleValue(sub || {})]));
+      case "array": return [];
+      case "string": return "…";
+      case "integer": return Math.ceil(bounded());
+      case "number": return bounded();
+      case "boolean": return false;
+      default: return null;
+    }
   }
 
   function parsePayloadText(text) {

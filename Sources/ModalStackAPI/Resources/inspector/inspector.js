@@ -41,6 +41,21 @@
     return node;
   }
 
+  /** An SVG element with its attributes (SVG needs its namespace; `el` makes HTML). */
+  function svg(tag, attributes = {}, ...children) {
+    const node = document.createElementNS("http://www.w3.org/2000/svg", tag);
+    for (const [name, value] of Object.entries(attributes)) node.setAttribute(name, String(value));
+    node.append(...children);
+    return node;
+  }
+
+  /** A padlock drawn, not a glyph: the emoji U+1F512 is an empty box where no font has it. */
+  function lockIcon() {
+    return svg("svg", { class: "lock-icon", viewBox: "0 0 12 14", width: 10, height: 12, "aria-hidden": "true", focusable: "false" },
+      svg("path", { d: "M3 6V4a3 3 0 0 1 6 0v2", fill: "none", stroke: "currentColor", "stroke-width": 1.6 }),
+      svg("rect", { x: 1, y: 6, width: 10, height: 8, rx: 1.5, fill: "currentColor" }));
+  }
+
   function append(node, children) {
     for (const child of children.flat(Infinity)) {
       if (child === undefined || child === null || child === false) continue;
@@ -1264,7 +1279,7 @@
     }
 
     lockMark(p) {
-      return p.locked ? el("span", { class: "lock", title: "Locked: removed only with force", text: "🔒 locked" }) : null;
+      return p.locked ? el("span", { class: "lock", title: "Locked: removed only with force" }, lockIcon(), " locked") : null;
     }
 
     identity(p) {

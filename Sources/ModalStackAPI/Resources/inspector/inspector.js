@@ -388,7 +388,8 @@
             this.status),
           el("table", { id: "sessions", class: "sessions" },
             el("thead", {}, el("tr", {},
-              ["Session", "Version", "Updated", "Depth", "Queue", "Top"].map((h) => el("th", { scope: "col", text: h })))),
+              [["Session"], ["Version", "num"], ["Updated"], ["Depth", "num"], ["Queue", "num"], ["Top"]]
+                .map(([h, kind]) => el("th", { scope: "col", class: kind, text: h })))),
             this.body),
           this.empty,
           this.more),

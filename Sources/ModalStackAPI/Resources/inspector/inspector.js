@@ -1121,6 +1121,7 @@
         }
       });
       this.renderPath(this.rootLevel, "root", "App", pathOf(session), readonly, animate);
+      this.keepHeadersClear(screen);
       screen.classList.toggle("readonly", readonly);
       if (!animate) return;
 
@@ -1139,6 +1140,42 @@
           this.later(at, () => this.entryNode(s.level, s.push)?.classList.remove("entering"));
         }
       });
+    }
+
+    /**
+     * Moves the alert-like box (always the top) off the headers of the containers under it, so
+     * that their destination, lock and × stay readable: into the gap between headers nearest to
+     * where the box would be, if it fits in one. Measured with offsets, which transforms (the
+     * entrance's slide) do not change.
+     */
+    keepHeadersClear(screen) {
+      const layer = [...screen.querySelectorAll(":scope > .entry.modal[data-presentation-id]")].pop();
+      if (!layer || !layer.firstElementChild) return;
+      layer.style.paddingTop = "";
+      layer.style.paddingBottom = "";
+      const box = layer.firstElementChild;
+      const boxTop = box.offsetTop;
+      const boxBottom = boxTop + box.offsetHeight;
+      const margin = 8;
+      const headers = [...screen.querySelectorAll(":scope > .entry.card[data-presentation-id] > .card-head")]
+        .map((head) => ({ top: head.parentElement.offsetTop + head.offsetTop - margin,
+          bottom: head.parentElement.offsetTop + head.offsetTop + head.offsetHeight + margin }))
+        .sort((a, b) => a.top - b.top);
+      if (!headers.some((h) => h.top < boxBottom && boxTop < h.bottom)) return;
+      const gaps = [];
+      let top = FRAME.top;
+      for (const header of headers) {
+        if (header.top > top) gaps.push({ top, bottom: header.top });
+        top = Math.max(top, header.bottom);
+      }
+      gaps.push({ top, bottom: FRAME.height });
+      const middle = (boxTop + boxBottom) / 2;
+      const fitting = gaps.filter((g) => g.bottom - g.top >= boxBottom - boxTop);
+      if (!fitting.length) return;
+      const distance = (g) => Math.abs(Math.min(Math.max(middle, g.top), g.bottom) - middle);
+      const gap = fitting.reduce((best, g) => (distance(g) < distance(best) ? g : best));
+      layer.style.paddingTop = `${gap.top}px`;
+      layer.style.paddingBottom = `${FRAME.height - gap.bottom}px`;
     }
 
     liveNode(id) {

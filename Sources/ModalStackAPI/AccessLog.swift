@@ -89,8 +89,8 @@ public struct AccessLog: Sendable {
         var fields = [
             "time=\(entry.time.rfc3339)", "level=\(level.rawValue)", "msg=request", "method=\(entry.method)",
             "route=\(Self.quoted(entry.route ?? "unmatched"))", "status=\(entry.status)",
-            "duration_ms=\(Self.milliseconds(entry.durationSeconds))", "bytes=\(entry.bytes)",
-            "request_id=\(Self.quoted(entry.requestID ?? ""))",
+            "durationMs=\(Self.milliseconds(entry.durationSeconds))", "bytes=\(entry.bytes)",
+            "requestId=\(Self.quoted(entry.requestID ?? ""))",
         ]
         if !entry.completed { fields.append("completed=false") }
         return fields.joined(separator: " ")

@@ -79,7 +79,7 @@ extension Problem {
     static func preconditionRequired() -> Problem {
         Problem(
             slug: "precondition-required", status: 428, title: "Precondition required",
-            detail: "this server requires If-Match with the session's current ETag on every change")
+            detail: "this server requires If-Match with the session's current ETag (not *) on every change")
     }
 
     static func idempotencyKeyInUse() -> Problem {

@@ -44,10 +44,11 @@ struct HTTPChanges: Sendable {
     }
 
     /// What the request's `If-Match` expects; a 428 when `--require-if-match` wants one and there
-    /// is none (session creation needs none).
+    /// is none, or only `*`, which any version matches and so prevents no lost update (session
+    /// creation needs none).
     private func expectedVersion(of request: HTTPRequest, creates: Bool) throws -> ExpectedVersion? {
         let ifMatch = try request.ifMatch()
-        if requiresIfMatch, ifMatch == nil, !creates { throw Problem.preconditionRequired() }
+        if requiresIfMatch, ifMatch == nil || ifMatch == .any, !creates { throw Problem.preconditionRequired() }
         return ifMatch?.expected
     }
 

@@ -53,7 +53,9 @@ struct SyncEndpointTests {
         #expect(try client.call("POST", "\(base)/dismiss", json: [:], headers: ["If-Match": "garbage"]).status == 400)
     }
 
-    @Test("--require-if-match refuses changes without If-Match (428)", .enabled(if: ServerProcess.isLocal))
+    @Test(
+        "--require-if-match refuses changes without If-Match, or with *, which names no version (428)",
+        .enabled(if: ServerProcess.isLocal))
     func requireIfMatch() throws {
         let server = try ServerProcess(arguments: ["--require-if-match", "true"])
         let client = server.client()
@@ -62,6 +64,13 @@ struct SyncEndpointTests {
         let missing = try client.call("POST", "/v1/sessions/\(id)/presentations", json: ["destination": "a"])
         #expect(missing.status == 428)
         #expect(missing.problemSlug == "precondition-required")
+        let wildcard: HTTPHeaders = ["If-Match": "*"]
+        let anyVersion = try client.call(
+            "POST", "/v1/sessions/\(id)/presentations", json: ["destination": "a"], headers: wildcard)
+        #expect(anyVersion.status == 428)
+        #expect(anyVersion.problemSlug == "precondition-required")
+        #expect(try client.call("DELETE", "/v1/sessions/\(id)", headers: wildcard).status == 428)
+        #expect(try client.call("GET", "/v1/sessions/\(id)").json["version"] == 1)
         #expect(
             try client.call(
                 "POST", "/v1/sessions/\(id)/presentations", json: ["destination": "a"], headers: ["If-Match": "\"1\""]

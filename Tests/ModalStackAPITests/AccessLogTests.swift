@@ -34,7 +34,7 @@ struct AccessLogTests {
     @Test func logfmtLine() {
         #expect(
             log.logfmt(entry, level: .info)
-                == #"time=2026-01-01T00:00:00.123Z level=info msg=request method=GET route=/v1/sessions/{sessionId} status=200 duration_ms=42.123 bytes=845 request_id=req-1"#
+                == #"time=2026-01-01T00:00:00.123Z level=info msg=request method=GET route=/v1/sessions/{sessionId} status=200 durationMs=42.123 bytes=845 requestId=req-1"#
         )
     }
 

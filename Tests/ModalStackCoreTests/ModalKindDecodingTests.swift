@@ -19,6 +19,17 @@ struct ModalKindDecodingTests {
         }
     }
 
+    private func messages(_ text: String) -> [String] {
+        do {
+            _ = try decode(text)
+            return []
+        } catch let error as ModalError {
+            return error.fieldErrors.map(\.message)
+        } catch {
+            return ["unexpected \(error)"]
+        }
+    }
+
     @Test("a sheet carries detents and interactiveDismissDisabled")
     func sheet() throws {
         let request = try decode(
@@ -34,6 +45,13 @@ struct ModalKindDecodingTests {
                 #"{"destination":"d","detents":["small","fraction:0","fraction:1.5","height:-1","fraction:0x1p-1","height:1e6","large"]}"#
             )
                 == ["/detents/0", "/detents/1", "/detents/2", "/detents/3", "/detents/4", "/detents/5"])
+    }
+
+    @Test("a detent listed twice is refused where it is repeated")
+    func repeatedDetents() {
+        #expect(pointers(#"{"destination":"d","detents":["large","medium","large"]}"#) == ["/detents/2"])
+        #expect(pointers(#"{"destination":"d","detents":["fraction:0.5","fraction:0.50"]}"#) == ["/detents/1"])
+        #expect(messages(#"{"destination":"d","detents":["large","large"]}"#) == ["large is listed twice"])
     }
 
     @Test("every detent the server writes is a plain decimal that reads back as the same detent")
@@ -139,6 +157,21 @@ struct ModalKindDecodingTests {
         #expect(pointers(#"{"destination":"sync","style":"progress","total":0}"#) == ["/total"])
         #expect(pointers(#"{"destination":"sync","style":"progress","total":5,"completed":6}"#) == ["/completed"])
         #expect(pointers(#"{"destination":"sync","style":"progress","total":5,"completed":-1}"#) == ["/completed"])
+    }
+
+    @Test("a range is told as people write it, an open bound as such")
+    func rangeDetails() throws {
+        #expect(
+            messages(#"{"destination":"sync","style":"progress","total":0}"#)
+                == ["must be greater than 0 and at most 1e15"])
+        #expect(
+            messages(#"{"destination":"sync","style":"progress","total":2e15}"#)
+                == ["must be greater than 0 and at most 1e15"])
+        #expect(
+            messages(#"{"destination":"sync","style":"progress","total":5,"completed":-1}"#)
+                == ["must be between 0 and 1e15"])
+        let open = ModalError.validation([.init(pointer: "/total", message: "must be greater than 0 and at most 1e15")])
+        #expect(throws: open) { try UpdateRequest(json: try JSONParser.parse(#"{"total":0}"#)) }
     }
 
     @Test("a field of another style is refused with its pointer")

@@ -89,8 +89,10 @@ struct FieldReader {
         return int
     }
 
-    /// A finite number within `range`.
-    mutating func number(_ key: String, required: Bool = false, in range: ClosedRange<Double>) -> Double? {
+    /// A finite number within `range`; with `excludingLowerBound`, greater than its lower bound.
+    mutating func number(
+        _ key: String, required: Bool = false, in range: ClosedRange<Double>, excludingLowerBound: Bool = false
+    ) -> Double? {
         guard let value = value(key) else {
             if required { fail(key, "is required") }
             return nil
@@ -99,13 +101,25 @@ struct FieldReader {
             fail(key, "expected a number, got \(value.typeName)")
             return nil
         }
-        guard range.contains(number) else {
+        guard range.contains(number), !excludingLowerBound || number > range.lowerBound else {
+            let lower = Self.text(of: range.lowerBound)
+            let upper = Self.text(of: range.upperBound)
             fail(
                 key,
-                "must be between \(JSONValue(range.lowerBound).jsonText) and \(JSONValue(range.upperBound).jsonText)")
+                excludingLowerBound
+                    ? "must be greater than \(lower) and at most \(upper)" : "must be between \(lower) and \(upper)")
             return nil
         }
         return number
+    }
+
+    /// A bound as people write it: `0`, `100`, `0.5`, and a power of ten past a million as `1e15`.
+    static func text(of number: Double) -> String {
+        guard number == number.rounded(), abs(number) < 1e18 else { return number.description }
+        let digits = String(Int64(number))
+        let zeros = digits.reversed().prefix { $0 == "0" }.count
+        guard zeros >= 6, digits.dropLast(zeros).drop(while: { $0 == "-" }) == "1" else { return digits }
+        return digits.dropLast(zeros) + "e\(zeros)"
     }
 
     /// Human text: see `Identifiers.isValidText`.

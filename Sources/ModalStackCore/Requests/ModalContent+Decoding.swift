@@ -39,7 +39,7 @@ extension ModalContent {
             return style == .alert ? .alert(content) : .confirmationDialog(content)
         case .progress:
             let message = reader.text("message", maxLength: AlertContent.maxMessageLength, allowsLineBreaks: true)
-            let total = reader.number("total", required: true, in: .leastNonzeroMagnitude...maxProgressTotal)
+            let total = reader.number("total", required: true, in: 0...maxProgressTotal, excludingLowerBound: true)
             let completed = reader.number("completed", in: 0...maxProgressTotal) ?? 0
             guard let total else { return nil }
             guard completed <= total else {
@@ -58,6 +58,10 @@ extension ModalContent {
                 reader.fail(
                     "detents", at: "/\(index)",
                     "must be medium, large, fraction:<0<x≤1> or height:<points>")
+                continue
+            }
+            guard !detents.contains(detent) else {
+                reader.fail("detents", at: "/\(index)", "\(detent.text) is listed twice")
                 continue
             }
             detents.append(detent)

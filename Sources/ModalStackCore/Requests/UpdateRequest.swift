@@ -20,7 +20,7 @@ public struct UpdateRequest: Sendable, Hashable {
             reader.fail("payload", "is \(size) bytes; the limit is \(PresentRequest.maxPayloadBytes) bytes")
         }
         let message = reader.text("message", maxLength: AlertContent.maxMessageLength, allowsLineBreaks: true)
-        let total = reader.number("total", in: .leastNonzeroMagnitude...ModalContent.maxProgressTotal)
+        let total = reader.number("total", in: 0...ModalContent.maxProgressTotal, excludingLowerBound: true)
         let completed = reader.number("completed", in: 0...ModalContent.maxProgressTotal)
         reader.rejectUnknownMembers()
         guard reader.errors.isEmpty else { throw .validation(reader.errors) }

@@ -179,7 +179,8 @@ struct Endpoints: Sendable {
         let options = try SessionOptions(json: try request.jsonBody(emptyBody: [:]))
         try changes.submit(
             .create(options), onSession: RandomID.make(), createIfMissing: true, request: request, idempotencyScope: "",
-            reply: reply, render: sessionCreated)
+            reply: reply
+        ) { outcome, document in sessionCreated(outcome, document, to: request) }
     }
 
     private func putSession(_ request: HTTPRequest, reply: HTTPReply) throws {
@@ -188,14 +189,17 @@ struct Endpoints: Sendable {
         try changes.submit(.create(options), onSession: id, createIfMissing: true, request: request, reply: reply) {
             outcome, document in
             outcome.changed
-                ? sessionCreated(outcome, document) : Responses.sessionBody(200, document.bytes, outcome.session)
+                ? sessionCreated(outcome, document, to: request)
+                : Responses.sessionWritten(200, outcome, document, to: request)
         }
     }
 
-    private func sessionCreated(_ outcome: CommandOutcome, _ document: SessionDocument) -> HTTPResponse {
+    private func sessionCreated(_ outcome: CommandOutcome, _ document: SessionDocument, to request: HTTPRequest)
+        -> HTTPResponse
+    {
         var headers = HTTPHeaders()
         headers.set("Location", "/v1/sessions/\(outcome.session.id)")
-        return Responses.sessionBody(201, document.bytes, outcome.session, headers: headers)
+        return Responses.sessionWritten(201, outcome, document, to: request, headers: headers)
     }
 
     private func deleteSession(_ request: HTTPRequest, reply: HTTPReply) throws {
@@ -291,13 +295,20 @@ struct Endpoints: Sendable {
         "/v1/sessions/\(sessionID)/presentations/\(presentation.id)"
     }
 
+    /// Tagged with the session's version, as every read of the session is: a client that has the
+    /// version gets a 304.
     private func getPresentation(_ request: HTTPRequest) throws -> HTTPResponse {
         let id = request.pathParameters["presentationId"] ?? ""
-        let session = try service.existingSession(id: try request.sessionID())
+        let sessionID = try request.sessionID()
+        let condition = try request.ifNoneMatch()
+        let session = try service.existingSession(id: sessionID)
         guard let presentation = try service.presentation(id: id, in: session) else {
             throw ModalError.presentationNotFound(id)
         }
-        return Responses.json(200, presentation)
+        if let condition, condition.matches(session.version, weakly: true) {
+            return Responses.notModified(session.version)
+        }
+        return Responses.sessionBody(200, presentation.serialized(), session)
     }
 
     private func updatePresentation(_ request: HTTPRequest, reply: HTTPReply) throws {

@@ -37,6 +37,13 @@ enum Responses {
         json(status, serialized: body, headers: tagged(headers, session))
     }
 
+    /// `304 Not Modified`, without a body, tagged with the session's version.
+    static func notModified(_ version: Int64, headers: HTTPHeaders = HTTPHeaders()) -> HTTPResponse {
+        var headers = headers
+        headers.set("ETag", EntityTag.of(version: version))
+        return HTTPResponse(status: 304, headers: headers, body: [])
+    }
+
     private static func tagged(_ headers: HTTPHeaders, _ session: Session) -> HTTPHeaders {
         var headers = headers
         headers.set("ETag", EntityTag.of(version: session.version))
@@ -73,16 +80,7 @@ enum Responses {
         _ status: Int, _ subject: ChangeSubject, _ outcome: CommandOutcome, _ document: SessionDocument,
         to request: HTTPRequest, headers: HTTPHeaders = HTTPHeaders()
     ) -> HTTPResponse {
-        if request.preference("return") == "minimal" {
-            var headers = headers
-            headers.set("Preference-Applied", "return=minimal")
-            var writer = JSONWriter(capacity: 256)
-            writer.object { object in
-                object.write("version", integer: outcome.session.version)
-                object.write("transition", outcome.transition.json)
-            }
-            return sessionBody(status, writer.bytes, outcome.session, headers: headers)
-        }
+        if request.prefersMinimalReturn { return minimalChange(status, outcome, headers: headers) }
         var writer = JSONWriter(capacity: 4096)
         writer.object { object in
             switch subject {
@@ -109,6 +107,27 @@ enum Responses {
             }
             object.write("transition", outcome.transition.json)
             object.member("session") { $0.bytes.append(contentsOf: document.bytes) }
+        }
+        return sessionBody(status, writer.bytes, outcome.session, headers: headers)
+    }
+
+    /// The answer to a session's creation (`PUT`, `POST /v1/sessions`): the session, or under
+    /// `Prefer: return=minimal` the version and the transition only, as for every change.
+    static func sessionWritten(
+        _ status: Int, _ outcome: CommandOutcome, _ document: SessionDocument, to request: HTTPRequest,
+        headers: HTTPHeaders = HTTPHeaders()
+    ) -> HTTPResponse {
+        if request.prefersMinimalReturn { return minimalChange(status, outcome, headers: headers) }
+        return sessionBody(status, document.bytes, outcome.session, headers: headers)
+    }
+
+    private static func minimalChange(_ status: Int, _ outcome: CommandOutcome, headers: HTTPHeaders) -> HTTPResponse {
+        var headers = headers
+        headers.set("Preference-Applied", "return=minimal")
+        var writer = JSONWriter(capacity: 256)
+        writer.object { object in
+            object.write("version", integer: outcome.session.version)
+            object.write("transition", outcome.transition.json)
         }
         return sessionBody(status, writer.bytes, outcome.session, headers: headers)
     }
@@ -178,6 +197,9 @@ extension HTTPRequest {
         }
         return nil
     }
+
+    /// Whether the request says `Prefer: return=minimal`.
+    var prefersMinimalReturn: Bool { preference("return") == "minimal" }
 
     /// The body as JSON. An empty body is `emptyBody` when the endpoint allows one, else malformed.
     /// A non-empty body must be declared `application/json` (or a `+json` type).

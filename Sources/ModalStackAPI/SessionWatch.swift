@@ -99,9 +99,8 @@ struct SessionWatch: Sendable {
 
     private func notModified(_ version: Int64, appliedWait: String?) -> HTTPResponse {
         var headers = HTTPHeaders()
-        headers.set("ETag", EntityTag.of(version: version))
         if let appliedWait { headers.set("Preference-Applied", appliedWait) }
-        return HTTPResponse(status: 304, headers: headers, body: [])
+        return Responses.notModified(version, headers: headers)
     }
 
     /// `?wait=N` or `Prefer: wait=N` (RFC 7240), capped at the maximum. An unreadable preference

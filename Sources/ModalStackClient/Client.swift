@@ -120,7 +120,8 @@ public final class ModalStack: Sendable {
         return answer.status == 304 ? nil : try answer.decode()
     }
 
-    /// Creates the session `sessionID` with its own `ttl` (seconds), or returns it when it exists.
+    /// Creates the session `sessionID` with its own `ttl` (seconds), or returns it when it exists;
+    /// an existing session with another ttl throws ``ModalStackError/sessionExists(ttl:_:)``.
     public func createSession(_ sessionID: String, ttl: Int? = nil) async throws -> Session {
         try await send(
             try Call(.put, sessionPath(sessionID), body: CreateSessionRequest(ttl: ttl), sessionID: sessionID)

@@ -108,6 +108,12 @@ public enum ModalStackError: Error, Sendable, Hashable {
     case sessionNotFound(Problem)
     /// `presentationId`: the id asked for.
     case presentationNotFound(presentationId: String?, Problem)
+    /// `presentationId`: the presentation asked for, which was dismissed (read it for its result).
+    case presentationDismissed(presentationId: String?, Problem)
+    /// `presentationId`: the presentation asked for, waiting in the queue at `position`.
+    case presentationQueued(presentationId: String?, position: Int?, Problem)
+    /// `ttl`: the ttl the existing session has, which a create asked to change.
+    case sessionExists(ttl: Int?, Problem)
     case methodNotAllowed(Problem)
     /// The key is held by `presentationId`, on the stack or in the queue (`state`), at `position`.
     case alreadyPresented(presentationId: String?, state: PresentationState?, position: Int?, Problem)
@@ -172,6 +178,10 @@ public enum ModalStackError: Error, Sendable, Hashable {
         case "not-found": self = .notFound(p)
         case "session-not-found": self = .sessionNotFound(p)
         case "presentation-not-found": self = .presentationNotFound(presentationId: p.string("presentationId"), p)
+        case "presentation-dismissed": self = .presentationDismissed(presentationId: p.string("presentationId"), p)
+        case "presentation-queued":
+            self = .presentationQueued(presentationId: p.string("presentationId"), position: p.integer("position"), p)
+        case "session-exists": self = .sessionExists(ttl: p.integer("ttl"), p)
         case "method-not-allowed": self = .methodNotAllowed(p)
         case "already-presented":
             self = .alreadyPresented(
@@ -221,7 +231,8 @@ public enum ModalStackError: Error, Sendable, Hashable {
     public var problem: Problem {
         switch self {
         case .malformedJSON(let p), .invalidSessionID(let p), .invalidParameter(let p), .invalidHeader(let p),
-            .notFound(let p), .sessionNotFound(let p), .presentationNotFound(_, let p), .methodNotAllowed(let p),
+            .notFound(let p), .sessionNotFound(let p), .presentationNotFound(_, let p), .sessionExists(_, let p),
+            .presentationDismissed(_, let p), .presentationQueued(_, _, let p), .methodNotAllowed(let p),
             .alreadyPresented(_, _, _, let p), .stackFull(_, let p), .alertOnTop(_, let p), .queueNotEmpty(_, let p),
             .queueFull(_, let p), .locked(_, let p), .nothingToDismiss(_, let p), .bodyTooLarge(let p),
             .unsupportedMediaType(let p), .validationFailed(_, let p), .internalError(let p), .storageFailed(let p),

@@ -173,10 +173,15 @@ public final class ModalStackSession {
             do {
                 return try await client.dismiss(request, in: id).session
             } catch let error as ModalStackError {
-                // The alert may have left meanwhile (another device answered it): say so, not "not found".
-                guard case .presentationNotFound = error, let left = try? await client.presentation(alert.id, in: id),
-                    left.state == .dismissed
-                else { throw error }
+                // The alert may have left meanwhile (another device answered it): say so, with its
+                // answer. Older servers call it not found.
+                switch error {
+                case .presentationDismissed, .presentationNotFound: break
+                default: throw error
+                }
+                guard let left = try? await client.presentation(alert.id, in: id), left.state == .dismissed else {
+                    throw error
+                }
                 throw IntentError.alreadyDismissed(left)
             }
         }

@@ -169,11 +169,22 @@ public final class SessionService: Sendable {
                 { admit(request, latest: $1, pending: &$0, render: render, finish: finishOrDecideAgain) })
             {
             case .queued: scheduleCommit()
-            case .answered(let result): finish(result)
+            case .answered(let result): finish(explained(result, in: request.sessionID))
             }
         } catch {
             finish(.refused(.storeFailed(error)))
         }
+    }
+
+    /// The core sees only the session as it is: a presentation it cannot find may be one the
+    /// store still keeps as dismissed, and the refusal then says so. (One dismissed by a change
+    /// still waiting for its commit is not found yet.)
+    private func explained<Answer>(_ result: ChangeResult<Answer>, in sessionID: String) -> ChangeResult<Answer> {
+        guard case .refused(.rejected(let error)) = result, error.kind == .presentationNotFound,
+            let id = error.context["presentationId"]?.stringValue,
+            let dismissed = try? store.dismissedPresentation(id: id, sessionID: sessionID)
+        else { return result }
+        return .refused(.rejected(.presentationDismissed(dismissed)))
     }
 
     /// Deletes the session; `completion` runs once the deletion is committed.

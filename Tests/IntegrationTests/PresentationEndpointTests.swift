@@ -86,6 +86,21 @@ struct PresentationEndpointTests {
             headers: ["Prefer": "return=representation"])
         #expect(full.json["session"]?["version"] == 7)
         #expect(full.headers["Preference-Applied"] == nil)
+
+        // Creating a session is a change too; finding it changes nothing, in as few bytes.
+        let other = uniqueSessionID()
+        let created = try client.call("PUT", "/v1/sessions/\(other)", headers: minimal)
+        #expect(created.status == 201)
+        #expect(created.headers["Preference-Applied"] == "return=minimal")
+        #expect(created.headers["Location"] == "/v1/sessions/\(other)")
+        #expect(created.json == ["version": 1, "transition": []])
+        let found = try client.call("PUT", "/v1/sessions/\(other)", headers: minimal)
+        #expect(found.status == 200)
+        #expect(found.json == ["version": 1, "transition": []])
+        let made = try client.call("POST", "/v1/sessions", headers: minimal)
+        #expect(made.status == 201)
+        #expect(made.headers["Preference-Applied"] == "return=minimal")
+        #expect(made.json == ["version": 1, "transition": []])
     }
 
     @Test("the same key on top updates in place (200); lower on the stack is a 409 that says where")
@@ -169,7 +184,77 @@ struct PresentationEndpointTests {
         #expect(empty.status == 409)
         #expect(empty.problemSlug == "nothing-to-dismiss")
         #expect(try client.call("POST", "/v1/sessions/\(id)/dismiss", json: ["all": true]).status == 409)
-        #expect(try client.call("DELETE", "/v1/sessions/\(id)/presentations/\(ids[0])").status == 404)
+        #expect(try client.call("DELETE", "/v1/sessions/\(id)/presentations/\(ids[0])").status == 409)
+    }
+
+    @Test("a dismissed presentation is refused as dismissed, a queued one as queued, where GET finds them")
+    func dismissedAndQueuedAreNamed() throws {
+        let server = try ServerProcess()
+        let client = server.client()
+        let base = "/v1/sessions/\(uniqueSessionID())"
+        let alert = try client.call(
+            "POST", "\(base)/presentations",
+            json: [
+                "destination": "confirm", "style": "alert", "title": "Delete?",
+                "buttons": [
+                    ["id": "delete", "label": "Delete"], ["id": "cancel", "label": "Cancel", "role": "cancel"],
+                ],
+            ])
+        let alertID = try #require(alert.json["presentation"]?["id"]?.stringValue)
+        let queued = try client.call("POST", "\(base)/presentations", json: ["destination": "later"])
+        #expect(queued.status == 202)
+        let queuedID = try #require(queued.json["presentation"]?["id"]?.stringValue)
+
+        let keepQueued = try client.call("POST", "\(base)/dismiss", json: ["to": .string(queuedID)])
+        #expect(keepQueued.status == 409)
+        #expect(keepQueued.problemSlug == "presentation-queued")
+        #expect(keepQueued.json["presentationId"] == .string(queuedID))
+        #expect(keepQueued.json["position"] == 0)
+        #expect(try client.call("GET", "\(base)/presentations/\(queuedID)").json["state"] == "queued")
+
+        let answer: JSONValue = ["presentation": .string(alertID), "result": ["buttonId": "delete"]]
+        #expect(try client.call("POST", "\(base)/dismiss", json: answer).status == 200)
+        let version = try client.call("GET", base).json["version"]
+        let secondAnswer = try client.call(
+            "POST", "\(base)/dismiss", json: ["presentation": .string(alertID), "result": ["buttonId": "cancel"]])
+        #expect(secondAnswer.status == 409)
+        #expect(secondAnswer.problemSlug == "presentation-dismissed")
+        #expect(secondAnswer.json["presentationId"] == .string(alertID))
+        #expect(secondAnswer.json["state"] == "dismissed")
+        #expect(secondAnswer.json["detail"]?.stringValue?.contains("was dismissed at") == true)
+        let deleted = try client.call("DELETE", "\(base)/presentations/\(alertID)")
+        #expect(deleted.problemSlug == "presentation-dismissed")
+        let patched = try client.call("PATCH", "\(base)/presentations/\(alertID)", json: ["payload": ["a": 1]])
+        #expect(patched.status == 409)
+        #expect(patched.problemSlug == "presentation-dismissed")
+        let kept = try client.call("POST", "\(base)/dismiss", json: ["to": .string(alertID)])
+        #expect(kept.problemSlug == "presentation-dismissed")
+
+        let read = try client.call("GET", "\(base)/presentations/\(alertID)")
+        #expect(read.status == 200)
+        #expect(read.json["result"] == ["buttonId": "delete"])
+        #expect(try client.call("GET", base).json["version"] == version)
+        #expect(try client.call("DELETE", "\(base)/presentations/never-made").problemSlug == "presentation-not-found")
+    }
+
+    @Test("GET of a presentation is tagged with the session's version; If-None-Match with it is a 304")
+    func presentationTags() throws {
+        let server = try ServerProcess()
+        let client = server.client()
+        let base = "/v1/sessions/\(uniqueSessionID())"
+        let presented = try client.call("POST", "\(base)/presentations", json: ["destination": "settings"])
+        let location = try #require(presented.headers["Location"])
+        let read = try client.call("GET", location)
+        #expect(read.headers["ETag"] == "\"1\"")
+        let unchanged = try client.call("GET", location, headers: ["If-None-Match": "\"1\""])
+        #expect(unchanged.status == 304)
+        #expect(unchanged.raw.isEmpty)
+        #expect(unchanged.headers["ETag"] == "\"1\"")
+        try client.call("POST", "\(base)/presentations", json: ["destination": "help"])
+        let changed = try client.call("GET", location, headers: ["If-None-Match": "\"1\""])
+        #expect(changed.status == 200)
+        #expect(changed.headers["ETag"] == "\"2\"")
+        #expect(try client.call("GET", location, headers: ["If-None-Match": "\"1"]).status == 400)
     }
 
     @Test("dismiss all clears the stack in one version")

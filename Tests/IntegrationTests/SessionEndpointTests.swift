@@ -28,6 +28,20 @@ struct SessionEndpointTests {
         #expect(read.json == created.json)
     }
 
+    @Test("PUT with another ttl than the existing session's is a 409 session-exists; the same ttl finds it")
+    func putWithAnotherTTL() throws {
+        let server = try ServerProcess()
+        let client = server.client()
+        let path = "/v1/sessions/\(uniqueSessionID())"
+        #expect(try client.call("PUT", path, json: ["ttl": 60]).status == 201)
+        let other = try client.call("PUT", path, json: ["ttl": 50])
+        #expect(other.status == 409)
+        #expect(other.problemSlug == "session-exists")
+        #expect(other.json["ttl"] == 60)
+        #expect(try client.call("PUT", path, json: ["ttl": 60]).status == 200)
+        #expect(try client.call("GET", path).json["ttl"] == 60)
+    }
+
     @Test("POST /v1/sessions makes an id and a Location that resolves")
     func postMakesID() throws {
         let server = try ServerProcess()

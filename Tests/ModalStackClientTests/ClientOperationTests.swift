@@ -87,7 +87,7 @@ struct ClientOperationTests {}
 extension ClientOperationTests {
     @Suite("Sessions")
     struct Sessions {
-        @Test("createSession(_:ttl:) PUTs a session with its ttl, and answers the same one when it exists")
+        @Test("createSession(_:ttl:) PUTs a session with its ttl, answers it when it exists, refuses another ttl")
         func createSessionWithID() async throws {
             let client = try makeClient()
             let id = uniqueSessionID("put")
@@ -96,8 +96,11 @@ extension ClientOperationTests {
             #expect(created.version == 1)
             #expect(created.ttl == 3600)
             #expect(created.stack.isEmpty && created.queue.isEmpty && created.top == nil)
-            let again = try await client.createSession(id, ttl: 60)
-            #expect(again == created, "a PUT on an existing session changes nothing, its ttl included")
+            #expect(try await client.createSession(id, ttl: 3600) == created)
+            #expect(try await client.createSession(id) == created)
+            let error = try await refusal { try await client.createSession(id, ttl: 60) }
+            guard case .sessionExists(let ttl, _) = error else { throw Unexpected(description: "\(error)") }
+            #expect(ttl == 3600)
         }
 
         @Test("createSession(ttl:) POSTs a session whose id the server makes, readable with session(_:)")

@@ -59,7 +59,8 @@ private let problemSchemaSlugs: [String: String] = [
     "PreconditionFailedProblem": "precondition-failed", "IdempotencyKeyInUseProblem": "idempotency-key-in-use",
     "IdempotencyKeyReusedProblem": "idempotency-key-reused", "AlreadyPushedProblem": "already-pushed",
     "PathFullProblem": "path-full", "NothingToPopProblem": "nothing-to-pop", "LevelNotFoundProblem": "level-not-found",
-    "NoRouteProblem": "no-route",
+    "NoRouteProblem": "no-route", "PresentationDismissedProblem": "presentation-dismissed",
+    "PresentationQueuedProblem": "presentation-queued", "SessionExistsProblem": "session-exists",
 ]
 
 private func problem(slug: String?) -> Check {

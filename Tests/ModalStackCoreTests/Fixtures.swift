@@ -29,7 +29,7 @@ final class FixedContext {
 func present(
     _ destination: String, content: ModalContent = .sheet(SheetOptions()), payload: JSONObject = [:],
     key: String? = nil,
-    locked: Bool = false, whenBlocked: PresentRequest.WhenBlocked = .queue
+    locked: Bool? = nil, whenBlocked: PresentRequest.WhenBlocked = .queue
 ) -> Command {
     .present(
         PresentRequest(

@@ -187,7 +187,8 @@ struct ModalKindDecodingTests {
     @Test("locked and whenBlocked are read; a bad whenBlocked is refused")
     func lockAndBlocking() throws {
         let request = try decode(#"{"destination":"pay","locked":true,"whenBlocked":"reject"}"#)
-        #expect(request.locked)
+        #expect(request.locked == true)
+        #expect(try decode(#"{"destination":"pay"}"#).locked == nil)
         #expect(request.whenBlocked == .reject)
         #expect(try decode(#"{"destination":"pay"}"#).whenBlocked == .queue)
         #expect(pointers(#"{"destination":"pay","whenBlocked":"later"}"#) == ["/whenBlocked"])

@@ -178,6 +178,32 @@ struct SessionCommandTests {
         #expect(outcome.session.version == session.version + 1)
     }
 
+    @Test("dismiss to a queued entry is refused as queued, with its position")
+    func dismissToQueued() throws {
+        let fixture = FixedContext()
+        let session = try fixture.apply([present("a", content: alert()), present("b")])
+        let error = #expect(throws: ModalError.self) {
+            try session.applying(dismiss(.above(presentationID: "p2")), in: fixture.context)
+        }
+        #expect(error?.kind == .presentationQueued)
+        #expect(error?.context["position"] == 0)
+        #expect(error?.context["state"] == "queued")
+    }
+
+    @Test("a create keeps an existing session's ttl when it asks for none or the same; another is refused")
+    func createWithTTL() throws {
+        let fixture = FixedContext()
+        let session = try fixture.apply([.create(SessionOptions(ttlSeconds: 60))])
+        #expect(session.ttlSeconds == 60)
+        #expect(try !session.applying(.create(SessionOptions()), in: fixture.context).changed)
+        #expect(try !session.applying(.create(SessionOptions(ttlSeconds: 60)), in: fixture.context).changed)
+        let error = #expect(throws: ModalError.self) {
+            try session.applying(.create(SessionOptions(ttlSeconds: 50)), in: fixture.context)
+        }
+        #expect(error?.kind == .sessionExists)
+        #expect(error?.context["ttl"] == 60)
+    }
+
     @Test("replacing with the same stack changes nothing; past the depth is refused")
     func replaceEdges() throws {
         let fixture = FixedContext()

@@ -125,6 +125,37 @@ struct StackingRuleTests {
                 == ["home"])
     }
 
+    @Test("locked on an update in place or on an entry a replacement keeps is applied; absent, the lock stays")
+    func locksOnKeptPresentations() throws {
+        let fixture = FixedContext()
+        let session = try fixture.apply([present("paywall"), present("help")])
+        let lockedInPlace = try session.applying(present("help", payload: ["a": 1], locked: true), in: fixture.context)
+        #expect(lockedInPlace.session.top?.locked == true)
+        #expect(lockedInPlace.change?.events.map(\.kind) == [.updated])
+        let stillLocked = try lockedInPlace.session.applying(present("help", payload: ["a": 2]), in: fixture.context)
+        #expect(stillLocked.session.top?.locked == true)
+        #expect(throws: ModalError.self) { try stillLocked.session.applying(dismiss(), in: fixture.context) }
+        let unlocked = try stillLocked.session.applying(present("help", locked: false), in: fixture.context)
+        #expect(unlocked.session.top?.locked == false)
+
+        let keptAndLocked = try session.applying(
+            .replaceStack(
+                ReplaceStackRequest(stack: [PresentRequest(destination: "paywall", locked: true)], force: false)),
+            in: fixture.context)
+        #expect(keptAndLocked.session.stack.map(\.id) == [session.stack[0].id])
+        #expect(keptAndLocked.session.stack[0].locked)
+        #expect(keptAndLocked.change?.events.map(\.kind).contains(.updated) == true)
+        let replaceAway = ReplaceStackRequest(stack: [PresentRequest(destination: "home")])
+        let error = #expect(throws: ModalError.self) {
+            try keptAndLocked.session.applying(.replaceStack(replaceAway), in: fixture.context)
+        }
+        #expect(error?.kind == .locked)
+        let keptAsItWas = try keptAndLocked.session.applying(
+            .replaceStack(ReplaceStackRequest(stack: [PresentRequest(destination: "paywall")])), in: fixture.context)
+        #expect(keptAsItWas.session.stack[0].locked)
+        #expect(!keptAsItWas.changed)
+    }
+
     @Test("an alert's result must name one of its buttons; without one its cancel button is recorded")
     func alertResults() throws {
         let fixture = FixedContext()

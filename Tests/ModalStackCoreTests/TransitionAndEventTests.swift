@@ -90,7 +90,7 @@ struct TransitionAndEventTests {
         #expect(
             !create.session.isExpired(
                 at: Timestamp(millisecondsSinceEpoch: fixture.now.millisecondsSinceEpoch + 59_999)))
-        let again = try create.session.applying(.create(SessionOptions(ttlSeconds: 5)), in: fixture.context)
+        let again = try create.session.applying(.create(SessionOptions(ttlSeconds: 60)), in: fixture.context)
         #expect(again.change == nil)
         #expect(again.session.ttlSeconds == 60)
     }

@@ -5,7 +5,7 @@ extension Session {
         var edit = SessionEdit(self, context)
         let effect: CommandOutcome.Effect
         switch command {
-        case .create(let options): effect = edit.create(options)
+        case .create(let options): effect = try edit.create(options)
         case .present(let request): effect = try edit.present(request)
         case .update(let id, let request): effect = try edit.update(id, request)
         case .dismiss(let request): effect = try edit.dismiss(request)
@@ -78,8 +78,18 @@ private struct SessionEdit {
 
     // MARK: Create
 
-    mutating func create(_ options: SessionOptions) -> CommandOutcome.Effect {
-        if original.version == 0, let ttlSeconds = options.ttlSeconds { session.ttlSeconds = ttlSeconds }
+    /// A session's ttl is set when it is created: asking an existing one for another is refused,
+    /// not ignored (the same ttl, as a retried create sends, is fine).
+    mutating func create(_ options: SessionOptions) throws(ModalError) -> CommandOutcome.Effect {
+        guard let ttlSeconds = options.ttlSeconds else { return .created }
+        if original.version == 0 {
+            session.ttlSeconds = ttlSeconds
+        } else if ttlSeconds != session.ttlSeconds {
+            throw ModalError(
+                .sessionExists,
+                "session \(session.id) exists with ttl \(session.ttlSeconds); a ttl is given only when a session is created",
+                context: ["ttl": JSONValue(session.ttlSeconds)])
+        }
         return .created
     }
 
@@ -94,11 +104,12 @@ private struct SessionEdit {
             var updated = existing
             updated.payload = request.payload
             updated.content = request.content
+            updated.locked = request.locked ?? existing.locked
             return replaceActive(updated)
         }
         var presentation = Presentation(
             id: context.makeID(), destination: request.destination, key: request.key, content: request.content,
-            payload: request.payload, locked: request.locked, requestedAt: now)
+            payload: request.payload, locked: request.locked ?? false, requestedAt: now)
         let queueRule =
             session.queue.isEmpty
             ? nil
@@ -208,6 +219,15 @@ private struct SessionEdit {
             }
             return stack.count - count
         case .above(let id):
+            if let queued = session.queue.firstIndex(where: { $0.id == id }) {
+                throw ModalError(
+                    .presentationQueued,
+                    "presentation \(id) is queued at position \(queued); a dismiss keeps only a presentation on the stack",
+                    context: [
+                        "presentationId": .string(id), "state": .string(Presentation.State.queued.rawValue),
+                        "position": JSONValue(queued),
+                    ])
+            }
             guard let position = session.position(ofPresentation: id) else { throw .presentationNotFound(id) }
             guard position < stack.count - 1 else {
                 throw ModalError(.nothingToDismiss, "presentation \(id) is already the top")
@@ -368,13 +388,15 @@ private struct SessionEdit {
                 var kept = old[index]
                 kept.payload = wanted.payload
                 kept.content = wanted.content
+                kept.locked = wanted.locked ?? kept.locked
                 kept.path = modal.path.map { reconcile(kept.path, with: $0) } ?? kept.path
                 target.append(kept)
             } else {
                 target.append(
                     Presentation(
                         id: context.makeID(), destination: wanted.destination, key: wanted.key,
-                        content: wanted.content, payload: wanted.payload, locked: wanted.locked, requestedAt: now,
+                        content: wanted.content, payload: wanted.payload, locked: wanted.locked ?? false,
+                        requestedAt: now,
                         path: reconcile([], with: modal.path ?? [])))
             }
         }
@@ -397,9 +419,11 @@ private struct SessionEdit {
         for index in 0..<keptCount {
             var current = session.stack[index]
             let wanted = target[index]
-            if current.payload != wanted.payload || current.content != wanted.content {
+            if current.payload != wanted.payload || current.content != wanted.content || current.locked != wanted.locked
+            {
                 current.payload = wanted.payload
                 current.content = wanted.content
+                current.locked = wanted.locked
                 session.stack[index] = current
                 record(.updated, presentation: current)
             }

@@ -27,8 +27,14 @@ public struct ModalError: Error, Sendable, Equatable {
         public static let nothingToDismiss = Kind("nothing-to-dismiss")
         /// The presentation named is not on the session's stack.
         public static let presentationNotFound = Kind("presentation-not-found")
+        /// The presentation named has left the session: it can be read, not changed or dismissed.
+        public static let presentationDismissed = Kind("presentation-dismissed")
+        /// The presentation named waits in the queue, where the request cannot use it.
+        public static let presentationQueued = Kind("presentation-queued")
         /// The session has never been written (or was deleted).
         public static let sessionNotFound = Kind("session-not-found")
+        /// The session exists with other settings than a create asked for (its ttl).
+        public static let sessionExists = Kind("session-exists")
         /// An entry with this key is already in the path, below its last entry.
         public static let alreadyPushed = Kind("already-pushed")
         /// The path is at the maximum path depth.
@@ -70,6 +76,17 @@ public struct ModalError: Error, Sendable, Equatable {
     public static func presentationNotFound(_ id: String) -> ModalError {
         ModalError(
             .presentationNotFound, "the session has no presentation \(id)", context: ["presentationId": .string(id)])
+    }
+
+    /// A request for a presentation that was dismissed (its record is still kept).
+    public static func presentationDismissed(_ presentation: Presentation) -> ModalError {
+        let when = presentation.dismissedAt.map { " at \($0.rfc3339)" } ?? ""
+        return ModalError(
+            .presentationDismissed,
+            "presentation \(presentation.id) (\(presentation.destination)) was dismissed\(when); it can be read, not changed",
+            context: [
+                "presentationId": .string(presentation.id), "state": .string(Presentation.State.dismissed.rawValue),
+            ])
     }
 
     public static func validation(_ fieldErrors: [FieldError]) -> ModalError {

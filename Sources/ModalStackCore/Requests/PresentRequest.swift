@@ -17,12 +17,14 @@ public struct PresentRequest: Sendable, Hashable {
     public var payload: JSONObject
     /// Identity on the stack; defaults to the destination name.
     public var key: String
-    public var locked: Bool
+    /// Whether it is locked; nil says nothing: a new presentation is unlocked, and one updated in
+    /// place or kept by a navigation keeps its lock.
+    public var locked: Bool?
     public var whenBlocked: WhenBlocked
 
     public init(
         destination: String, content: ModalContent = .sheet(SheetOptions()), payload: JSONObject = [:],
-        key: String? = nil, locked: Bool = false, whenBlocked: WhenBlocked = .queue
+        key: String? = nil, locked: Bool? = nil, whenBlocked: WhenBlocked = .queue
     ) {
         self.destination = destination
         self.content = content
@@ -49,7 +51,7 @@ public struct PresentRequest: Sendable, Hashable {
         let content = style.flatMap { ModalContent.decode(style: $0, from: &reader) }
         let payload = reader.payload()
         let key = reader.text("key", maxLength: Identifiers.keyMaxLength)
-        let locked = reader.bool("locked") ?? false
+        let locked = reader.bool("locked")
         var whenBlocked = WhenBlocked.queue
         if let name = reader.string("whenBlocked") {
             if let parsed = WhenBlocked(rawValue: name) {

@@ -1,5 +1,6 @@
 /// The body of `PUT /v1/sessions/{id}` and `POST /v1/sessions`: `{"ttl"?: seconds}` (or no body
-/// at all). The options apply when the session is created; an existing session keeps its own.
+/// at all). The options apply when the session is created; an existing session with other ones is
+/// refused.
 public struct SessionOptions: Sendable, Hashable {
     /// The session's own time to live, within `SessionRules.sessionTTLRange`; nil for the server's.
     public var ttlSeconds: Int64?

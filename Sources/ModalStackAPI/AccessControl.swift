@@ -87,20 +87,27 @@ struct AccessControl: Sendable {
             return refuse(.invalidAuthorizationRequest(detail), reason: "invalid_request")
         case .header(let credential):
             if isAPIKey(credential) { return .success(.apiKey) }
-            return tokenGrant(credential, for: access, on: request)
+            return tokenGrant(credential, for: access, on: request, mayBeAPIKey: !keys.isEmpty)
         case .query(let token):
             // Never an API key: a URL ends up in histories and proxy logs.
-            return tokenGrant(token, for: access, on: request)
+            return tokenGrant(token, for: access, on: request, mayBeAPIKey: false)
         }
     }
 
-    private func tokenGrant(_ credential: String, for access: Access, on request: HTTPRequest) -> Result<Grant, Problem>
-    {
+    /// - Parameter mayBeAPIKey: the credential came where an API key may, and keys are configured.
+    private func tokenGrant(
+        _ credential: String, for access: Access, on request: HTTPRequest, mayBeAPIKey: Bool
+    ) -> Result<Grant, Problem> {
         guard let verifier else {
             return refuse(.unauthorized(keyGiven: true, tokensAccepted: false), reason: "invalid_key")
         }
         let token: ClientToken
         switch verifier.verify(credential) {
+        case .failure(.malformed) where mayBeAPIKey:
+            // Not shaped like a token: as likely a mistyped key, so the detail names neither alone.
+            return refuse(
+                .invalidToken("the credential is neither a valid API key nor a well-formed client token"),
+                reason: TokenRefusal.malformed.reason)
         case .failure(let refusal):
             return refuse(.invalidToken(refusal.detail), reason: refusal.reason)
         case .success(let verified): token = verified

@@ -40,6 +40,29 @@ struct OperationsTests {
         #expect(try client.call("GET", "/openapi.yaml").status == 200)
     }
 
+    @Test("with API keys and tokens, a wrong key is not taken for a token; a write token reads what any client may")
+    func keysAndTokens() throws {
+        let server = try ServerProcess(arguments: [
+            "--api-key", "key-one", "--token-secret", "a-token-secret-of-thirty-two-bytes!",
+        ])
+        let client = server.client()
+        let path = "/v1/sessions/\(uniqueSessionID())"
+        let wrong = try client.call("PUT", path, headers: ["Authorization": "Bearer nope"])
+        #expect(wrong.status == 401)
+        #expect(wrong.json["detail"] == "the credential is neither a valid API key nor a well-formed client token")
+        let inQuery = try client.call("GET", "\(path)?access_token=nope")
+        #expect(inQuery.json["detail"] == "The token is not a well-formed compact JWS.")
+
+        let minted = try client.call(
+            "POST", "\(path)/tokens", json: ["scope": "write"], headers: ["Authorization": "Bearer key-one"])
+        let writeOnly: HTTPHeaders = ["Authorization": "Bearer \(try #require(minted.json["token"]?.stringValue))"]
+        #expect(try client.call("GET", "/v1/destinations", headers: writeOnly).status == 200)
+        // Let in: without a catalog no route matches.
+        #expect(try client.call("GET", "/v1/links/resolve?url=myapp://a", headers: writeOnly).problemSlug == "no-route")
+        #expect(try client.call("GET", path, headers: writeOnly).status == 403)
+        #expect(try client.call("PUT", path, headers: writeOnly).status == 201)
+    }
+
     @Test("--auth-operations protects health and metrics too")
     func protectedOperations() throws {
         let server = try ServerProcess(arguments: ["--api-key", "k", "--auth-operations", "true"])

@@ -147,6 +147,33 @@ struct SessionLifeStreamTests {
         #expect(try watcher.nextEvent() == nil)
     }
 
+    @Test("a minted token is accepted past its expiresAt for --token-leeway, as every token; its stream ends then")
+    func mintedTokenKeepsTheLeeway() throws {
+        let leeway = 2.0
+        let server = try ServerProcess(arguments: [
+            "--api-key", "admin-key", "--token-secret", "a-token-secret-of-thirty-two-bytes!", "--token-leeway", "2",
+        ])
+        let admin: HTTPHeaders = ["Authorization": "Bearer admin-key"]
+        let path = "/v1/sessions/\(uniqueSessionID("leeway"))"
+        try server.client().call("PUT", path, headers: admin)
+        let minted = try server.client().call(
+            "POST", "\(path)/tokens", json: ["scope": "read", "ttl": 1], headers: admin)
+        let token = try #require(minted.json["token"]?.stringValue)
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        let expiresAt = try #require(minted.json["expiresAt"]?.stringValue.flatMap(formatter.date(from:)))
+
+        let watcher = server.client()
+        #expect(try watcher.openStream(path: "\(path)/events/stream?access_token=\(token)").status == 200)
+        #expect(try watcher.nextEvent()?.event == "session")
+        #expect(try waitUntil(timeout: .seconds(5), pollingEvery: .milliseconds(20)) { Date() > expiresAt })
+        #expect(try server.client().call("GET", "\(path)?access_token=\(token)").status == 200)
+        let ended = try #require(try watcher.nextEvent(timeout: 10))
+        #expect(ended.event == "tokenExpired")
+        #expect(Date().timeIntervalSince(expiresAt) >= leeway - 0.1)
+        #expect(try server.client().call("GET", "\(path)?access_token=\(token)").status == 401)
+    }
+
     @Test("a long poll on a missing session waits for it: 200 once made, 404 when the wait ends first")
     func longPollWaitsForTheSession() throws {
         let server = try ServerProcess()

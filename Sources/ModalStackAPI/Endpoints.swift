@@ -460,18 +460,27 @@ struct Endpoints: Sendable {
     static let defaultEventPage = 100
     static let maxEventPage = 1000
 
+    /// A page of the log after `after`, as `transition` plans from `from`: beyond the session's
+    /// version is a 400, and past what the log still holds a 410, but for `after=0`, "from the
+    /// start", which begins where the log does and says so in `after`.
     private func events(_ request: HTTPRequest) throws -> HTTPResponse {
         let sessionID = try request.sessionID()
         let session = try service.existingSession(id: sessionID)
         let after = try request.integerQuery("after", in: 0...Int64.max) ?? 0
         let limit = Int(
             try request.integerQuery("limit", in: 1...Int64(Self.maxEventPage)) ?? Int64(Self.defaultEventPage))
+        guard after <= session.version else {
+            throw Problem.invalidParameter("after", "is newer than the session's version \(session.version)")
+        }
         let logged = try service.changes(sessionID: sessionID, after: after, eventLimit: limit)
+        let start = logged.first.map { $0.version - 1 } ?? after
+        if after > 0, start > after { throw Problem.versionGone(after) }
         let last = logged.last?.version ?? after
         let next: JSONValue =
             last < session.version ? .string("/v1/sessions/\(sessionID)/events?after=\(last)&limit=\(limit)") : .null
         var writer = JSONWriter(capacity: 4096)
         writer.object { object in
+            object.write("after", integer: start)
             object.write("events", logged.flatMap(\.flatEvents))
             object.write("changes", logged.map(\.summary))
             object.write("version", integer: session.version)

@@ -212,10 +212,44 @@ extension HTTPRequest {
         guard let contentType, Self.isJSONMediaType(contentType) else {
             throw Problem.unsupportedMediaType(contentType)
         }
+        let value: JSONValue
         do {
-            return try JSONParser.parse(body)
+            value = try JSONParser.parse(body)
         } catch {
             throw Problem.malformedJSON("\(error)")
+        }
+        if let (pointer, text) = Self.numberBeyondDouble(in: value) {
+            throw Problem.malformedJSON(
+                "the number \(text) at \(pointer.isEmpty ? "the top" : pointer) is beyond a double's range (about ±1.8e308)"
+            )
+        }
+        return value
+    }
+
+    /// The first number (pointer and text) that a double cannot hold: most JSON parsers would read
+    /// it as infinity, so it is refused rather than kept and served back. Numbers are at most 64
+    /// characters, so only an exponent takes one that far.
+    private static func numberBeyondDouble(in value: JSONValue) -> (pointer: String, text: String)? {
+        switch value {
+        case .number(let text):
+            guard text.utf8.contains(where: { $0 == UInt8(ascii: "e") || $0 == UInt8(ascii: "E") }),
+                Double(text)?.isFinite == false
+            else { return nil }
+            return ("", text)
+        case .array(let elements):
+            for (index, element) in elements.enumerated() {
+                if let found = numberBeyondDouble(in: element) { return ("/\(index)" + found.pointer, found.text) }
+            }
+            return nil
+        case .object(let object):
+            for member in object.members {
+                if let found = numberBeyondDouble(in: member.value) {
+                    return ("/" + JSONPointer.escape(member.key) + found.pointer, found.text)
+                }
+            }
+            return nil
+        case .null, .bool, .string:
+            return nil
         }
     }
 

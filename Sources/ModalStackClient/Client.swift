@@ -284,9 +284,11 @@ public final class ModalStack: Sendable {
         try await send(Call(.get, sessionPath(sessionID) + "/path/" + Self.pathSegment(entryID))).decode()
     }
 
-    /// The first page of the event log after `version` (`0`: from the start), oldest first. A page
-    /// holds whole changes: it ends with the change that brings it to at least `limit` events (the
-    /// server's default is 100), so it may hold more. ``EventsPage/nextPage`` leads on.
+    /// The first page of the event log after `version` (`0`: from the oldest change logged, which
+    /// ``EventsPage/after`` tells), oldest first. A page holds whole changes: it ends with the change
+    /// that brings it to at least `limit` events (the server's default is 100), so it may hold more.
+    /// ``EventsPage/nextPage`` leads on. A `version` the log no longer reaches back to throws
+    /// ``ModalStackError/versionGone(_:)``: read the session instead.
     public func events(in sessionID: String, after version: Int64 = 0, limit: Int? = nil) async throws -> EventsPage {
         var call = Call(.get, sessionPath(sessionID) + "/events")
         call.query = [URLQueryItem(name: "after", value: String(version))]

@@ -226,6 +226,9 @@ public struct EventsPage: Sendable, Hashable {
         public var paths: [String: [String]]
     }
 
+    /// The version the page starts after: the `after` asked for; asked from the start (`0`) when
+    /// the log no longer holds version 1, the last version it no longer holds.
+    public var after: Int64
     /// The events of the page's changes, flat, in order.
     public var events: [LoggedEvent]
     /// The page's changes, oldest first, one per version its events have.
@@ -248,10 +251,12 @@ public struct EventsPage: Sendable, Hashable {
 }
 
 extension EventsPage: Codable {
-    private enum CodingKeys: String, CodingKey { case events, changes, version, next }
+    private enum CodingKeys: String, CodingKey { case after, events, changes, version, next }
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
+        // Older servers leave it out.
+        after = try container.decodeIfPresent(Int64.self, forKey: .after) ?? 0
         events = try container.decode([LoggedEvent].self, forKey: .events)
         changes = try container.decode([Change].self, forKey: .changes)
         version = try container.decode(Int64.self, forKey: .version)
@@ -260,6 +265,7 @@ extension EventsPage: Codable {
 
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(after, forKey: .after)
         try container.encode(events, forKey: .events)
         try container.encode(changes, forKey: .changes)
         try container.encode(version, forKey: .version)

@@ -23,6 +23,26 @@ struct ErrorTests {
         #expect(try client.call("GET", "/v1/sessions/\(id)").status == 404)
     }
 
+    @Test("a number beyond a double's range is a 400 naming it; a big integer is kept as sent")
+    func numberRange() throws {
+        let server = try ServerProcess()
+        let client = server.client()
+        let base = "/v1/sessions/\(uniqueSessionID())"
+        let infinite = try client.call(
+            "POST", "\(base)/presentations", rawBody: #"{"destination":"a","payload":{"list":[1,-1E999]}}"#)
+        #expect(infinite.status == 400)
+        #expect(infinite.problemSlug == "malformed-json")
+        #expect(infinite.json["detail"]?.stringValue?.contains("-1E999 at /payload/list/1") == true)
+        #expect(try client.call("GET", base).status == 404)
+
+        let exact = try client.call(
+            "POST", "\(base)/presentations",
+            rawBody: #"{"destination":"a","payload":{"id":123456789012345678901234567890,"tiny":1e-999}}"#)
+        #expect(exact.status == 201)
+        let read = try client.send(method: "GET", path: base).text
+        #expect(read.contains(#""payload":{"id":123456789012345678901234567890,"tiny":1e-999}"#))
+    }
+
     @Test("invalid UTF-8 in the body is a 400")
     func invalidUTF8() throws {
         let server = try ServerProcess()

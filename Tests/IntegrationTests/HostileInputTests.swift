@@ -570,15 +570,17 @@ struct HostileRequest: Sendable {
         // Huge numbers.
         let hugeSession = uniqueSessionID("huge")
         add(
-            "1e999999 in a payload is kept as written",
+            "1e999999 in a payload, beyond a double", post(present, #"{"destination":"a","payload":{"n":1e999999}}"#),
+            [400], slug: "malformed-json", afterwards: absent(present))
+        add(
+            "-1e-999999 in a payload, below a double's precision, is kept as written",
             post(
-                "/v1/sessions/\(hugeSession)/presentations",
-                #"{"destination":"a","payload":{"n":1e999999,"m":-1e-999999}}"#),
+                "/v1/sessions/\(hugeSession)/presentations", #"{"destination":"a","payload":{"m":-1e-999999}}"#),
             [201],
             afterwards: { client in
                 let response = try client.call("GET", "/v1/sessions/\(hugeSession)")
                 let payload = response.json["stack"]?.arrayValue?.first?["payload"]
-                return payload?["n"] == .number("1e999999") && payload?["m"] == .number("-1e-999999")
+                return payload?["m"] == .number("-1e-999999")
                     ? nil : "the payload reads back as \(payload.map { $0.jsonText } ?? "nothing")"
             })
         add(
@@ -586,8 +588,8 @@ struct HostileRequest: Sendable {
             post(present, #"{"destination":"a","payload":{"n":"# + String(repeating: "9", count: 100) + "}}"), [400],
             slug: "malformed-json", afterwards: absent(present))
         add(
-            "count 1e999999 in a dismiss", post("/v1/sessions/\(controlID)/dismiss", #"{"count":1e999999}"#), [422],
-            slug: "validation-failed")
+            "count 1e999999 in a dismiss", post("/v1/sessions/\(controlID)/dismiss", #"{"count":1e999999}"#), [400],
+            slug: "malformed-json")
         add(
             "count 18446744073709551617 in a dismiss",
             post("/v1/sessions/\(controlID)/dismiss", #"{"count":18446744073709551617}"#), [422],
@@ -597,7 +599,7 @@ struct HostileRequest: Sendable {
             post(
                 "/v1/sessions/\(uniqueSessionID("progress"))/presentations",
                 #"{"destination":"a","style":"progress","total":1e308,"completed":1e999999}"#),
-            [201, 422])
+            [400], slug: "malformed-json")
 
         // Duplicate keys.
         add(

@@ -249,6 +249,10 @@ struct WatchEndpointTests {
         #expect(versions == [1, 1, 2, 3, 4, 4])
         #expect(pages == 3)
         #expect(try client.call("GET", "\(base)/events?limit=5000").status == 400)
+        let beyond = try client.call("GET", "\(base)/events?after=5")
+        #expect(beyond.status == 400)
+        #expect(beyond.problemSlug == "invalid-parameter")
+        #expect(try client.call("GET", "\(base)/events?after=4").json["after"] == 4)
     }
 
     @Test("every change answers with its transition; GET transition plans from any logged version")
@@ -285,6 +289,16 @@ struct WatchEndpointTests {
             let gone = try client.call("GET", "\(base)/transition?from=1")
             #expect(gone.status == 410)
             #expect(gone.problemSlug == "version-gone")
+            // The event log answers the same: what it no longer holds is gone, from the start it
+            // says where it starts.
+            let eventsGone = try client.call("GET", "\(base)/events?after=1")
+            #expect(eventsGone.status == 410)
+            #expect(eventsGone.problemSlug == "version-gone")
+            let fromStart = try client.call("GET", "\(base)/events?after=0")
+            #expect(fromStart.status == 200)
+            #expect(fromStart.json["after"] == 3)
+            #expect(fromStart.json["events"]?.arrayValue?.first?["version"] == 4)
+            #expect(try client.call("GET", "\(base)/events?after=3").json["after"] == 3)
         }
     }
 }

@@ -197,7 +197,7 @@ struct NavigationCodingTests {
     @Test("an events page lists its changes' ids; sessionChanges joins them with their events")
     func eventsPage() throws {
         let text = """
-            {"events": [
+            {"after": 0, "events": [
                {"version": 1, "at": "2026-12-03T07:20:20.000Z", "type": "sessionCreated", "ttl": 60},
                {"version": 1, "at": "2026-12-03T07:20:20.000Z", "type": "pushed", "entryId": "AAAAAAAAAAAAAAAAAAAAAAAA",
                 "entry": \(entryJSON), "level": "root"},

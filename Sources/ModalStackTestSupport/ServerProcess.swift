@@ -18,8 +18,7 @@ public final class ServerProcess: @unchecked Sendable {
     /// The PostgreSQL database the server uses, if any (`--database-url`).
     public let databaseURL: String?
     public let extraArguments: [String]
-    private var process: Process?
-    private var standardError: Pipe?
+    private var child: ChildProcess?
     /// Where the database and the captured output go; removed with the process object.
     private let directory: TemporaryDirectory?
     /// Where the server's standard output (the access log) goes, when captured.
@@ -60,10 +59,9 @@ public final class ServerProcess: @unchecked Sendable {
     }
 
     deinit {
-        if let process, process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExitedWithoutRunLoop()
-        }
+        // Before the directory, with the database, is removed.
+        child?.send(SIGKILL)
+        _ = child?.waitForExit()
     }
 
     /// The built binary: next to the test bundle, in the same build products directory.
@@ -77,24 +75,12 @@ public final class ServerProcess: @unchecked Sendable {
     public func start() throws { try start(port: 0) }
 
     private func start(port requested: UInt16) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.binaryPath)
         let database = databaseURL.map { ["--database-url", $0] } ?? ["--db", databasePath]
-        process.arguments = ["--host", "127.0.0.1", "--port", String(requested)] + database + extraArguments
-        let pipe = Pipe()
-        process.standardError = pipe
-        if let standardOutputPath {
-            _ = FileManager.default.createFile(atPath: standardOutputPath, contents: nil)
-            let output = try FileHandle(forWritingTo: URL(fileURLWithPath: standardOutputPath))
-            output.seekToEndOfFile()
-            process.standardOutput = output
-        } else {
-            process.standardOutput = FileHandle.nullDevice
-        }
-        try process.run()
-        self.process = process
-        self.standardError = pipe
-        port = try Self.waitForListeningPort(pipe.fileHandleForReading)
+        let child = try ChildProcess(
+            Self.binaryPath, ["--host", "127.0.0.1", "--port", String(requested)] + database + extraArguments,
+            standardOutput: standardOutputPath.map { .appending(toFile: $0) } ?? .null, standardError: .pipe)
+        self.child = child
+        port = try Self.waitForListeningPort(child)
     }
 
     /// Sends `signal` and waits for the process to end; returns its exit status.
@@ -106,15 +92,16 @@ public final class ServerProcess: @unchecked Sendable {
 
     /// Sends `signal` without waiting.
     public func send(_ signal: Int32) {
-        if let process { kill(process.processIdentifier, signal) }
+        child?.send(signal)
     }
 
-    /// Waits for the process to end; returns its exit status.
+    /// Waits for the process to end; returns its exit status (128 + the signal's number when a
+    /// signal ended it).
     public func waitForExit() -> Int32 {
-        guard let process else { return -1 }
-        process.waitUntilExitedWithoutRunLoop()
-        self.process = nil
-        return process.terminationStatus
+        guard let child else { return -1 }
+        let status = child.waitForExit()
+        self.child = nil
+        return status
     }
 
     /// Stops the server with `signal` and starts it again on the same database, on `port`: by
@@ -125,7 +112,7 @@ public final class ServerProcess: @unchecked Sendable {
     }
 
     /// The process id of the running server.
-    public var processID: Int32? { process?.processIdentifier }
+    public var processID: Int32? { child?.processID }
 
     /// The lines the server wrote to standard output so far.
     public func outputLines() -> [String] {
@@ -143,35 +130,30 @@ public final class ServerProcess: @unchecked Sendable {
     public static func runUntilExit(_ arguments: [String], environment: [String: String]? = nil) throws -> (
         status: Int32, output: String
     ) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: binaryPath)
-        process.arguments = arguments
-        if let environment { process.environment = environment }
-        let pipe = Pipe()
-        process.standardError = pipe
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExitedWithoutRunLoop()
-        return (process.terminationStatus, output)
+        let child = try ChildProcess(binaryPath, arguments, environment: environment, standardError: .pipe)
+        let output = String(decoding: child.standardError!.readToEnd(), as: UTF8.self)
+        return (child.waitForExit(), output)
     }
 
-    /// Reads stderr until the "listening on HOST:PORT" line; the rest of stderr is drained in the background.
-    private static func waitForListeningPort(_ handle: FileHandle) throws -> UInt16 {
+    /// Reads stderr until the "listening on HOST:PORT" line, for at most 20 s; the rest of stderr
+    /// is drained on a thread of its own until the server ends, so that the server never blocks
+    /// on a full pipe. A server that does not say it listens is killed.
+    private static func waitForListeningPort(_ child: ChildProcess) throws -> UInt16 {
+        let standardError = child.standardError!
         var buffer = ""
-        let deadline = Date().addingTimeInterval(20)
-        while Date() < deadline {
-            let data = handle.availableData
-            if data.isEmpty { break }
-            buffer += String(decoding: data, as: UTF8.self)
+        let deadline = ContinuousClock.now.advanced(by: .seconds(20))
+        while let bytes = standardError.read(before: deadline), !bytes.isEmpty {
+            buffer += String(decoding: bytes, as: UTF8.self)
             if let range = buffer.range(of: #"listening on \S+:(\d+)"#, options: .regularExpression) {
                 let match = String(buffer[range])
                 let port = UInt16(match.split(separator: ":").last ?? "") ?? 0
-                handle.readabilityHandler = { handle in _ = handle.availableData }
+                startThread { standardError.discardToEnd() }
                 return port
             }
         }
-        throw ServerStartError(output: buffer)
+        child.send(SIGKILL)
+        let status = child.waitForExit()
+        throw ServerStartError(output: buffer + "\n(exit status \(status))")
     }
 
     private static func hostAndPort(_ url: String) throws -> (host: String, port: UInt16) {
@@ -191,7 +173,9 @@ extension Process {
     /// `waitUntilExit()` without its run loop: on Linux that call runs `RunLoop.current` on the
     /// calling thread, and when that thread (a shared worker) later exits, Foundation's run-loop
     /// clean-up allocates after ThreadSanitizer has retired the thread, which crashes the
-    /// `--sanitize thread` run. Polling `isRunning` needs no run loop.
+    /// `--sanitize thread` run. Polling `isRunning` needs no run loop, but then the `Process` is
+    /// never freed (see ``ChildProcess``): only for a few children, as StorageAvailabilityTests'
+    /// lock holder, whose standard input is a pipe.
     public func waitUntilExitedWithoutRunLoop() {
         while isRunning { usleep(1000) }
     }

@@ -261,38 +261,10 @@ func isProcessAlive(_ pid: Int32) -> Bool {
 
 /// Runs a program to its end; returns its exit status and what it wrote (stdout and stderr).
 @discardableResult
-func runProgram(_ path: String, _ arguments: [String], input: String? = nil) throws -> (
-    status: Int32, output: String, error: String
-) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: path)
-    process.arguments = arguments
-    let output = Pipe()
-    let error = Pipe()
-    process.standardOutput = output
-    process.standardError = error
-    let inputPipe = Pipe()
-    process.standardInput = input == nil ? FileHandle.nullDevice : inputPipe
-    try process.run()
-    if let input {
-        inputPipe.fileHandleForWriting.write(Data(input.utf8))
-        try? inputPipe.fileHandleForWriting.close()
-    }
-    // Read both pipes to their ends concurrently, so a full pipe never blocks the child.
-    let errorData = LockedValue(Data())
-    let group = DispatchGroup()
-    group.enter()
-    Thread {
-        let data = error.fileHandleForReading.readDataToEndOfFile()
-        errorData.withLock { $0 = data }
-        group.leave()
-    }.start()
-    let outputData = output.fileHandleForReading.readDataToEndOfFile()
-    group.wait()
-    process.waitUntilExitedWithoutRunLoop()
+func runProgram(_ path: String, _ arguments: [String]) throws -> (status: Int32, output: String, error: String) {
+    let result = try ChildProcess.run(path, arguments)
     return (
-        process.terminationStatus, String(decoding: outputData, as: UTF8.self),
-        String(decoding: errorData.withLock { $0 }, as: UTF8.self)
+        result.status, String(decoding: result.output, as: UTF8.self), String(decoding: result.error, as: UTF8.self)
     )
 }
 
@@ -471,32 +443,23 @@ struct StartAttempt {
     /// Runs `modalstack --host 127.0.0.1 --port 0 --db <database> <arguments>` until it exits or
     /// says it listens (then it is killed at once with SIGKILL, so that it writes nothing more).
     static func run(database: String, arguments: [String] = []) throws -> StartAttempt {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: ServerProcess.binaryPath)
-        process.arguments = ["--host", "127.0.0.1", "--port", "0", "--db", database] + arguments
-        let pipe = Pipe()
-        process.standardError = pipe
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
+        let child = try ChildProcess(
+            ServerProcess.binaryPath, ["--host", "127.0.0.1", "--port", "0", "--db", database] + arguments,
+            standardError: .pipe)
         // A start that neither fails nor listens within 60 s is ended, so that the test goes on.
-        DispatchQueue.global().asyncAfter(deadline: .now() + 60) {
-            // Only while this Process still has its child (not reaped, so the pid is still its own).
-            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        }
+        let deadline = ContinuousClock.now.advanced(by: .seconds(60))
+        let standardError = child.standardError!
         var output = ""
-        let handle = pipe.fileHandleForReading
-        while true {
-            let data = handle.availableData
-            if data.isEmpty { break }
-            output += String(decoding: data, as: UTF8.self)
+        while let bytes = standardError.read(before: deadline), !bytes.isEmpty {
+            output += String(decoding: bytes, as: UTF8.self)
             if output.contains("listening on") {
-                kill(process.processIdentifier, SIGKILL)
-                process.waitUntilExitedWithoutRunLoop()
+                child.send(SIGKILL)
+                _ = child.waitForExit()
                 return StartAttempt(exitStatus: nil, output: output)
             }
         }
-        process.waitUntilExitedWithoutRunLoop()
-        return StartAttempt(exitStatus: process.terminationStatus, output: output)
+        child.send(SIGKILL)
+        return StartAttempt(exitStatus: child.waitForExit(), output: output)
     }
 }
 

@@ -106,4 +106,14 @@ struct TransitionAndEventTests {
         #expect(change.flatEvents.first?.json["version"] == JSONValue(change.version))
         #expect(change.flatEvents.first?.json["type"] == "dismissed")
     }
+
+    /// Found by the fuzzer's `stored-rows` target: a record whose stack names one presentation
+    /// twice read as a change whose JSON form (two `paths` members of one key) did not read back.
+    @Test("a change record whose stack names a presentation twice is refused")
+    func changeWithRepeatedStackID() throws {
+        let record = #"{"version":2,"at":"2026-12-01T00:00:00.000Z","events":[],"stack":["a","a"],"path":[]}"#
+        #expect(throws: ModalError.self) { try SessionChange(sessionID: "s", json: JSONParser.parse(record)) }
+        let distinct = #"{"version":2,"at":"2026-12-01T00:00:00.000Z","events":[],"stack":["a","b"],"path":[]}"#
+        #expect(try SessionChange(sessionID: "s", json: JSONParser.parse(distinct)).stackIDs == ["a", "b"])
+    }
 }

@@ -54,13 +54,17 @@ extension NavigationShape {
 
     /// Reads the members `writeMembers` writes; records from before paths have only `stack`.
     fileprivate init(json: JSONObject) throws(ModalError) {
-        guard let stack = json["stack"]?.arrayValue else {
+        guard let stack = json["stack"]?.arrayValue?.compactMap(\.stringValue) else {
             throw .validation([.init(pointer: "/stack", message: "expected the stack's ids")])
+        }
+        // One presentation is on a stack once; `paths` could not name two.
+        guard Set(stack).count == stack.count else {
+            throw .validation([.init(pointer: "/stack", message: "names a presentation twice")])
         }
         let paths = json["paths"]?.objectValue
         self.init(
             path: json["path"]?.arrayValue?.compactMap(\.stringValue) ?? [],
-            stack: stack.compactMap(\.stringValue).map { id in
+            stack: stack.map { id in
                 Level(presentationID: id, path: paths.map { $0[id]?.arrayValue?.compactMap(\.stringValue) } ?? [])
             })
     }

@@ -127,6 +127,19 @@ var package = Package(
             exclude: ["Fixtures"]
         ),
         .testTarget(name: "ModalStackTestSupportTests", dependencies: ["ModalStackTestSupport", "ModalStackHTTP"]),
+        // libFuzzer targets for every parser, run by scripts/fuzz. Built normally it is a replayer
+        // (`ModalStackFuzz json FILE…`); scripts/fuzz builds it with `-sanitize=fuzzer` and `-DFUZZING`,
+        // and libFuzzer brings `main`.
+        .executableTarget(
+            name: "ModalStackFuzz",
+            dependencies: [
+                "ModalStackCore", "ModalStackHTTP", "ModalStackAPI", "ModalStackStore", "ModalStackTokens",
+                "ModalStackClient", "ModalStackTestSupport", "Timekeeping",
+            ],
+            path: "Tests/Fuzz",
+            exclude: ["Corpus", "Dictionaries"],
+            swiftSettings: [.unsafeFlags(["-parse-as-library"])]
+        ),
     ]
 )
 

@@ -118,12 +118,7 @@ struct SessionWatch: Sendable {
     func streamEvents(_ request: HTTPRequest, reply: HTTPReply, grant: Grant) {
         do {
             let id = try request.sessionID()
-            let lastEventID = try request.headers["Last-Event-ID"].map { text -> Int64 in
-                guard let version = Int64(text.trimmingSpaces), version >= 0 else {
-                    throw Problem.invalidHeader("Last-Event-ID", "must be a version number")
-                }
-                return version
-            }
+            let lastEventID = try request.lastEventID()
             // Nil: the session does not exist (yet, or any more), and the stream waits for it.
             let session = try service.session(id: id)
             var headers = HTTPHeaders()
@@ -445,6 +440,18 @@ enum Heartbeat {
     static func start(every seconds: Int, on stream: HTTPStream) {
         DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(seconds)) {
             if stream.write(Array(": heartbeat\n\n".utf8)) { start(every: seconds, on: stream) }
+        }
+    }
+}
+
+extension HTTPRequest {
+    /// The version named by `Last-Event-ID` (an event stream resuming), if any.
+    func lastEventID() throws -> Int64? {
+        try headers["Last-Event-ID"].map { text -> Int64 in
+            guard let version = Int64(text.trimmingSpaces), version >= 0 else {
+                throw Problem.invalidHeader("Last-Event-ID", "must be a version number")
+            }
+            return version
         }
     }
 }

@@ -182,6 +182,15 @@ struct JSONParserTests {
         #expect(try JSONParser.parse("\"\u{7F}\"") == .string("\u{7F}"))
     }
 
+    /// Found by the fuzzer's `json` target: JSONSerialization drops a raw U+FEFF that starts a
+    /// string (or key); in JSON it is a character like any other and stays.
+    @Test func keepsAByteOrderMarkThatStartsAString() throws {
+        let value = try JSONParser.parse(
+            [ascii("{"), ascii("\""), 0xEF, 0xBB, 0xBF, ascii("a"), ascii("\"")] + Array(":1}".utf8))
+        #expect(value.objectValue?.keys.first?.unicodeScalars.first == "\u{FEFF}")
+        #expect(try JSONParser.parse(value.serialized()) == value)
+    }
+
     @Test func handlesNULOnlyAsAnEscape() throws {
         let value = try JSONParser.parse(#""a\u0000b""#)
         #expect(Array(value.stringValue?.utf8 ?? "".utf8) == [ascii("a"), 0, ascii("b")])

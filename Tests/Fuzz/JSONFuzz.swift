@@ -1,0 +1,105 @@
+import Foundation
+import ModalStackCore
+
+/// ModalStack's JSON parser, differentially against Foundation's `JSONSerialization`: the same
+/// accept or refuse (where ModalStack refuses only by one of its documented rules) and the same
+/// values; and what the writer makes of a value parses back to that value.
+enum JSONFuzz {
+    static func check(_ input: [UInt8]) {
+        let ours = Result { () throws(JSONParseError) in try JSONParser.parse(input) }
+        let theirs = Result { try JSONSerialization.jsonObject(with: Data(input), options: [.fragmentsAllowed]) }
+        switch (ours, theirs) {
+        case (.success(let value), .success(let foundation)):
+            guard same(value, foundation) else {
+                finding(
+                    "JSONParser and JSONSerialization read different values: \(value) vs \(foundation)", input: input)
+            }
+            checkRoundTrip(value, input: input)
+        case (.success(let value), .failure(let error)):
+            guard foundationRefusesByDesign(value) else {
+                finding("JSONParser accepts what JSONSerialization refuses (\(error))", input: input)
+            }
+            checkRoundTrip(value, input: input)
+        case (.failure(let error), .success):
+            guard refusesByDesign(error.reason, input: input) else {
+                finding("JSONParser refuses (\(error)) what JSONSerialization accepts", input: input)
+            }
+        case (.failure, .failure):
+            break
+        }
+    }
+
+    /// Write the value, parse it again: the same value.
+    private static func checkRoundTrip(_ value: JSONValue, input: [UInt8]) {
+        var writer = JSONWriter()
+        writer.write(value)
+        let reparsed = Result { () throws(JSONParseError) in try JSONParser.parse(writer.bytes, limits: .written) }
+        guard case .success(let again) = reparsed, again == value else {
+            finding(
+                "the writer's text \(String(decoding: writer.bytes, as: UTF8.self)) does not parse back", input: input)
+        }
+    }
+
+    /// ModalStack's own rules, stricter than the RFC allows a parser to be: nesting, string and
+    /// number length limits, and keys that must name one member (`"é"` and `"e\u0301"` are one key
+    /// to `JSONObject`; Foundation keeps the last of two identical keys). Foundation also reads a
+    /// UTF-16 or UTF-32 document and skips a byte order mark, which RFC 8259 §8.1 forbids sending.
+    private static func refusesByDesign(_ reason: JSONParseError.Reason, input: [UInt8]) -> Bool {
+        switch reason {
+        case .tooDeep, .stringTooLong, .numberTooLong, .duplicateKey: return true
+        default: return !isPlainUTF8(input)
+        }
+    }
+
+    /// JSONSerialization turns numbers into doubles and refuses one that overflows to infinity.
+    private static func foundationRefusesByDesign(_ value: JSONValue) -> Bool {
+        switch value {
+        case .number(let text): return !(Double(text)?.isFinite ?? false)
+        case .array(let elements): return elements.contains(where: foundationRefusesByDesign)
+        case .object(let object): return object.members.contains { foundationRefusesByDesign($0.value) }
+        default: return false
+        }
+    }
+
+    /// Not UTF-16/32 and no byte order mark: Foundation sniffs the encoding from the first bytes.
+    private static func isPlainUTF8(_ input: [UInt8]) -> Bool {
+        if input.starts(with: [0xEF, 0xBB, 0xBF]) { return false }
+        return !input.prefix(4).contains(0)
+    }
+
+    /// Whether a value from JSONParser is the value Foundation read: numbers compare as the double
+    /// both round to, strings by their scalars (not by Swift's canonical equivalence).
+    private static func same(_ ours: JSONValue, _ theirs: Any) -> Bool {
+        switch ours {
+        case .null:
+            return theirs is NSNull
+        case .bool(let bool):
+            guard let number = theirs as? NSNumber, isBoolean(number) else { return false }
+            return number.boolValue == bool
+        case .number(let text):
+            guard let number = theirs as? NSNumber, !isBoolean(number), let double = Double(text) else { return false }
+            // Beyond 64-bit integers Foundation reads a Decimal, whose conversion to a double may
+            // round differently: compare it as a Decimal.
+            if let decimal = number as? NSDecimalNumber { return decimal.decimalValue == Decimal(string: text) }
+            return number.doubleValue == double
+        case .string(let string):
+            guard let other = theirs as? String else { return false }
+            // JSONSerialization (not JSONDecoder) drops a raw U+FEFF that starts a string, as if it
+            // were a byte order mark; RFC 8259 makes it a character like any other.
+            let scalars =
+                string.unicodeScalars.first == "\u{FEFF}"
+                ? string.unicodeScalars.dropFirst() : string.unicodeScalars[...]
+            return Array(scalars) == Array(other.unicodeScalars)
+        case .array(let elements):
+            guard let others = theirs as? [Any], others.count == elements.count else { return false }
+            return zip(elements, others).allSatisfy { same($0, $1) }
+        case .object(let object):
+            guard let others = theirs as? [String: Any], others.count == object.count else { return false }
+            return object.members.allSatisfy { member in others[member.key].map { same(member.value, $0) } ?? false }
+        }
+    }
+
+    private static func isBoolean(_ number: NSNumber) -> Bool {
+        String(cString: number.objCType) == "c"
+    }
+}

@@ -21,16 +21,21 @@ static inline size_t modalstack_mhd_keep_escaped(void *cls, struct MHD_Connectio
   return strlen(s);
 }
 
-// Starts a daemon with the accept policy, the completion and connection callbacks (all given `cls`),
-// the raw-URL unescaper and the options in `options` (terminated by an MHD_OPTION_END item).
+// The callback of MHD_OPTION_URI_LOG_CALLBACK: its result becomes the request's `*con_cls`.
+typedef void *(*modalstack_mhd_uri_callback)(void *cls, const char *uri, struct MHD_Connection *connection);
+
+// Starts a daemon with the accept policy, the URI, completion and connection callbacks (all given
+// `cls`), the raw-URL unescaper and the options in `options` (terminated by an MHD_OPTION_END item).
 static inline struct MHD_Daemon *modalstack_mhd_start_daemon(unsigned int flags,
                                                              void *cls,
                                                              MHD_AcceptPolicyCallback accept_policy,
                                                              MHD_AccessHandlerCallback handler,
+                                                             modalstack_mhd_uri_callback uri_received,
                                                              MHD_RequestCompletedCallback completed,
                                                              MHD_NotifyConnectionCallback connection_notified,
                                                              struct MHD_OptionItem *options) {
   return MHD_start_daemon(flags, 0, accept_policy, cls, handler, cls,
+                          MHD_OPTION_URI_LOG_CALLBACK, uri_received, cls,
                           MHD_OPTION_NOTIFY_COMPLETED, completed, cls,
                           MHD_OPTION_NOTIFY_CONNECTION, connection_notified, cls,
                           MHD_OPTION_UNESCAPE_CALLBACK, modalstack_mhd_keep_escaped, NULL,

@@ -144,6 +144,11 @@ public final class ModalStackServer: Sendable {
                 slug: "ambiguous-body-length", status: 400, title: "Ambiguous body length",
                 detail: "send one Content-Length or Transfer-Encoding: chunked, not both and not two lengths"
             ).response
+        case .nulInRequestLine:
+            Problem(
+                slug: "invalid-request-line", status: 400, title: "Invalid request line",
+                detail: "the request line holds a NUL byte"
+            ).response
         case .serverStopping: Problem.serverStopping().response
         }
     }

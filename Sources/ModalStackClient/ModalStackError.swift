@@ -115,6 +115,8 @@ public enum ModalStackError: Error, Sendable, Hashable {
     /// `ttl`: the ttl the existing session has, which a create asked to change.
     case sessionExists(ttl: Int?, Problem)
     case methodNotAllowed(Problem)
+    /// A request line the server cannot read whole (a NUL byte in it).
+    case invalidRequestLine(Problem)
     /// The key is held by `presentationId`, on the stack or in the queue (`state`), at `position`.
     case alreadyPresented(presentationId: String?, state: PresentationState?, position: Int?, Problem)
     /// `maxDepth`: the server's max depth.
@@ -183,6 +185,7 @@ public enum ModalStackError: Error, Sendable, Hashable {
             self = .presentationQueued(presentationId: p.string("presentationId"), position: p.integer("position"), p)
         case "session-exists": self = .sessionExists(ttl: p.integer("ttl"), p)
         case "method-not-allowed": self = .methodNotAllowed(p)
+        case "invalid-request-line": self = .invalidRequestLine(p)
         case "already-presented":
             self = .alreadyPresented(
                 presentationId: p.string("presentationId"), state: p.string("state").flatMap(PresentationState.init),
@@ -233,6 +236,7 @@ public enum ModalStackError: Error, Sendable, Hashable {
         case .malformedJSON(let p), .invalidSessionID(let p), .invalidParameter(let p), .invalidHeader(let p),
             .notFound(let p), .sessionNotFound(let p), .presentationNotFound(_, let p), .sessionExists(_, let p),
             .presentationDismissed(_, let p), .presentationQueued(_, _, let p), .methodNotAllowed(let p),
+            .invalidRequestLine(let p),
             .alreadyPresented(_, _, _, let p), .stackFull(_, let p), .alertOnTop(_, let p), .queueNotEmpty(_, let p),
             .queueFull(_, let p), .locked(_, let p), .nothingToDismiss(_, let p), .bodyTooLarge(let p),
             .unsupportedMediaType(let p), .validationFailed(_, let p), .internalError(let p), .storageFailed(let p),

@@ -17,4 +17,7 @@ public enum HTTPRejection: Sendable, Equatable {
     case ambiguousBodyLength
     /// The request header fields take more than ``HTTPServer/Configuration/maxHeaderBytes`` (render as 431).
     case headersTooLarge(limit: Int)
+    /// The request line (method or target) holds a NUL byte, where libmicrohttpd would cut it short
+    /// (render as 400). The connection is closed.
+    case nulInRequestLine
 }

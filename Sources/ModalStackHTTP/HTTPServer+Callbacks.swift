@@ -1,4 +1,5 @@
 import CMicroHTTPD
+import Glibc
 
 /// The C callbacks given to libmicrohttpd.
 ///
@@ -6,18 +7,29 @@ import CMicroHTTPD
 /// actor's isolation (e.g. written in `main.swift`) crashes when a worker thread calls it. Context
 /// comes through `cls` (the ``RequestDispatcher`` for the daemon's callbacks, retained by the server
 /// while the daemon runs, or for streamed bodies the ``HTTPStream``, retained by its response) and
-/// `*con_cls` (the ``RequestContext``, retained there until `requestCompleted`).
+/// `*con_cls` (the ``RequestContext``, retained there from `uriReceived` until `requestCompleted`).
 enum MHDCallbacks {
     static let accessHandler: MHD_AccessHandlerCallback = {
-        cls, connection, url, method, _, uploadData, uploadDataSize, contextSlot in
-        guard let cls, let connection, let uploadDataSize, let contextSlot else { return .NO }
+        cls, connection, url, method, version, uploadData, uploadDataSize, contextSlot in
+        guard let cls, let connection, let uploadDataSize, let raw = contextSlot?.pointee else { return .NO }
         let dispatcher = Unmanaged<RequestDispatcher>.fromOpaque(cls).takeUnretainedValue()
-        if let raw = contextSlot.pointee {
-            let context = Unmanaged<RequestContext>.fromOpaque(raw).takeUnretainedValue()
+        let context = Unmanaged<RequestContext>.fromOpaque(raw).takeUnretainedValue()
+        guard context.request == nil else {
             return dispatcher.proceed(context, uploadData: uploadData, uploadDataSize: uploadDataSize)
         }
-        guard let url, let method else { return .NO }
-        return dispatcher.begin(connection: connection, url: url, method: method, contextSlot: contextSlot)
+        guard let url, let method, let version else { return .NO }
+        return dispatcher.begin(context, connection: connection, url: url, method: method, version: version)
+    }
+
+    /// The request line was read (libmicrohttpd's URI log callback): `uri` is the request target
+    /// as received, not yet cut at `?` nor unescaped. Makes the request's ``RequestContext``,
+    /// retained in `*con_cls` until `requestCompleted`.
+    static let uriReceived: modalstack_mhd_uri_callback = { cls, uri, connection in
+        guard let cls, let connection else { return nil }
+        let dispatcher = Unmanaged<RequestDispatcher>.fromOpaque(cls).takeUnretainedValue()
+        let context = dispatcher.requestLineReceived(
+            connection: connection, targetLengthBeforeNUL: uri.map { strlen($0) } ?? 0)
+        return Unmanaged.passRetained(context).toOpaque()
     }
 
     static let requestCompleted: MHD_RequestCompletedCallback = { cls, _, contextSlot, termination in

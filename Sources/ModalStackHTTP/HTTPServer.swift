@@ -41,7 +41,11 @@ public final class HTTPServer: Sendable {
         /// The largest request body accepted; larger ones get `rejections(.bodyTooLarge(limit:))`.
         public var maxBodyBytes: Int
         /// How much of an oversize chunked body is read and dropped so the client can still read the
-        /// 413; beyond it the connection is closed without an answer.
+        /// 413; beyond it the connection is closed without an answer. libmicrohttpd 0.9.75 takes a
+        /// response only once the whole request is in (or before any body is read), so the 413 to a
+        /// chunked body that goes over ``maxBodyBytes`` waits for its end. By default no byte count
+        /// bounds that, only ``connectionTimeoutSeconds`` (the request must arrive in full in time):
+        /// dropped bytes cost no memory.
         public var maxDiscardedBodyBytes: Int
         /// libmicrohttpd's per-connection buffer (request line and headers must fit); `nil` keeps its
         /// default of 32 KiB. Overflows are answered by libmicrohttpd itself, before any handler runs
@@ -89,7 +93,7 @@ public final class HTTPServer: Sendable {
             connectionLimit: Int = 1024,
             connectionTimeoutSeconds: Int = 30,
             maxBodyBytes: Int = 65536,
-            maxDiscardedBodyBytes: Int = 1 << 20,
+            maxDiscardedBodyBytes: Int = .max,
             connectionMemoryLimitBytes: Int? = nil,
             stopGracePeriod: Duration = .seconds(5),
             maxStreamBufferBytes: Int = 1 << 20,
@@ -245,8 +249,8 @@ public final class HTTPServer: Sendable {
         let context = Unmanaged.passRetained(dispatcher).toOpaque()
         let daemon = options.withUnsafeMutableBufferPointer { items in
             modalstack_mhd_start_daemon(
-                flags, context, MHDCallbacks.acceptPolicy, MHDCallbacks.accessHandler, MHDCallbacks.requestCompleted,
-                MHDCallbacks.connectionNotified, items.baseAddress)
+                flags, context, MHDCallbacks.acceptPolicy, MHDCallbacks.accessHandler, MHDCallbacks.uriReceived,
+                MHDCallbacks.requestCompleted, MHDCallbacks.connectionNotified, items.baseAddress)
         }
         guard let daemon else {
             Unmanaged.passUnretained(dispatcher).release()

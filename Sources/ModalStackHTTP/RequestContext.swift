@@ -1,5 +1,6 @@
-/// Per-request state kept in libmicrohttpd's `*con_cls` between handler calls (retained there,
-/// released by the completion callback). Only the connection's worker thread touches it.
+/// Per-request state kept in libmicrohttpd's `*con_cls` from the request line on (retained there by
+/// the URI callback, released by the completion callback). Only the connection's worker thread
+/// touches it.
 final class RequestContext {
     enum Body {
         case accepting
@@ -22,9 +23,13 @@ final class RequestContext {
     let connection: ConnectionHandle
     /// The connection's request deadline (``RequestDeadlines``), `nil` when deadlines are off.
     let deadline: RequestDeadlines.Entry?
-    var request: HTTPRequest
+    /// The request target's length up to its first NUL byte, measured on the request line as
+    /// received, before libmicrohttpd cuts it into path and query.
+    let targetLengthBeforeNUL: Int
+    /// Set on the first handler call, once the head is in.
+    var request: HTTPRequest?
     var body: Body = .accepting
-    /// The first handler call (the head was in), in nanoseconds on the monotonic clock of
+    /// When the request line was read, in nanoseconds on the monotonic clock of
     /// ``HTTPServer/Configuration/time``.
     let startedAt: Int64
     /// Set when the request was handed to the responder.
@@ -36,13 +41,13 @@ final class RequestContext {
 
     init(
         connection: ConnectionHandle,
-        request: HTTPRequest,
+        targetLengthBeforeNUL: Int,
         startedAt: Int64,
         deadline: RequestDeadlines.Entry?
     ) {
         self.connection = connection
         self.deadline = deadline
-        self.request = request
+        self.targetLengthBeforeNUL = targetLengthBeforeNUL
         self.startedAt = startedAt
     }
 
@@ -50,10 +55,10 @@ final class RequestContext {
     func append(_ chunk: UnsafeRawBufferPointer, limit: Int, discardLimit: Int) -> Bool {
         switch body {
         case .accepting:
-            if request.body.count + chunk.count <= limit {
-                request.body.append(contentsOf: chunk)
+            if let received = request?.body.count, received + chunk.count <= limit {
+                request?.body.append(contentsOf: chunk)
             } else {
-                request.body = []
+                request?.body = []
                 body = .tooLarge(discarded: chunk.count)
             }
             return true

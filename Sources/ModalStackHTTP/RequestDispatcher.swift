@@ -49,15 +49,27 @@ final class RequestDispatcher: Sendable {
 
     // MARK: Handler calls
 
+    /// The request line is in: the request's context, before libmicrohttpd reads the headers.
+    func requestLineReceived(connection: OpaquePointer, targetLengthBeforeNUL: Int) -> RequestContext {
+        let handle = ConnectionHandle(pointer: connection, socket: modalstack_mhd_connection_socket(connection))
+        let deadline = modalstack_mhd_socket_context(connection).map {
+            Unmanaged<RequestDeadlines.Entry>.fromOpaque($0).takeUnretainedValue()
+        }
+        return RequestContext(
+            connection: handle, targetLengthBeforeNUL: targetLengthBeforeNUL,
+            startedAt: configuration.time.monotonicNanoseconds(), deadline: deadline)
+    }
+
     /// First call for a request: the head is in. Gives the request its id, and rejects at once a
-    /// request target, headers or announced body over their limits, before any body is read.
+    /// request line holding a NUL byte, or a request target, headers or announced body over their
+    /// limits, before any body is read.
     func begin(
+        _ context: RequestContext,
         connection: OpaquePointer,
         url: UnsafePointer<CChar>,
         method: UnsafePointer<CChar>,
-        contextSlot: UnsafeMutablePointer<UnsafeMutableRawPointer?>
+        version: UnsafePointer<CChar>
     ) -> MHD_Result {
-        let startedAt = configuration.time.monotonicNanoseconds()
         let headers = HTTPHeaders(Self.values(of: connection, kind: .HEADER_KIND))
         let path = String(cString: url)
         // Query arguments arrive raw (see modalstack_mhd_keep_escaped) except '+', already a space.
@@ -73,17 +85,44 @@ final class RequestDispatcher: Sendable {
             requestID: configuration.requestIDHeader.map { RequestID.resolve(incoming: headers[$0]) }
         )
         request.peerAddress = modalstack_mhd_client_address(connection).flatMap(RemoteAddress.init)
-        let handle = ConnectionHandle(pointer: connection, socket: modalstack_mhd_connection_socket(connection))
-        let deadline = modalstack_mhd_socket_context(connection).map {
-            Unmanaged<RequestDeadlines.Entry>.fromOpaque($0).takeUnretainedValue()
+        context.request = request
+        if Self.requestLineHoldsNUL(
+            method: method, target: url, version: version, targetLengthBeforeNUL: context.targetLengthBeforeNUL)
+        {
+            var response = rejections(.nulInRequestLine)
+            response.headers.set("Connection", "close")
+            return queue(response, for: context)
         }
-        let context = RequestContext(connection: handle, request: request, startedAt: startedAt, deadline: deadline)
-        contextSlot.pointee = Unmanaged.passRetained(context).toOpaque()
         if let rejection = limitExceeded(path: path, rawQuery: rawQuery, headers: headers) {
             // Queued on the first call, libmicrohttpd answers without reading any body and closes.
             return queue(rejections(rejection), for: context)
         }
         return .YES
+    }
+
+    /// Whether the method or the target had a NUL byte, which libmicrohttpd 0.9.75 hands over as
+    /// the end of its C string: a target `/v1/sessions/a\0b` would be taken for `/v1/sessions/a`.
+    ///
+    /// Read off libmicrohttpd's own parse of the request line (`parse_initial_message_line` in
+    /// connection.c), whose pieces stay in place in the connection's read buffer: the method, a NUL
+    /// where the space after it was, any further spaces, the target, a NUL where the space before
+    /// the version was, the version (which a request must have). So the target as received spans
+    /// from `target` to just before `version`, and only the spaces libmicrohttpd skipped may follow
+    /// the method's end. libmicrohttpd's own cuts of the target (at `?`, `&`, `=`) come after the
+    /// URI callback measured it.
+    static func requestLineHoldsNUL(
+        method: UnsafePointer<CChar>,
+        target: UnsafePointer<CChar>,
+        version: UnsafePointer<CChar>,
+        targetLengthBeforeNUL: Int
+    ) -> Bool {
+        let receivedTargetLength = target.distance(to: version) - 1
+        if targetLengthBeforeNUL < receivedTargetLength { return true }
+        let methodEnd = method + strlen(method)
+        guard methodEnd < target else { return false }
+        return UnsafeBufferPointer(start: methodEnd + 1, count: (methodEnd + 1).distance(to: target)).contains {
+            $0 != CChar(UInt8(ascii: " "))
+        }
     }
 
     /// Later calls: a body chunk, the end of the request, or the call after a resume.
@@ -118,9 +157,9 @@ final class RequestDispatcher: Sendable {
             connection: context.connection,
             streams: StreamSettings(bufferLimit: configuration.maxStreamBufferBytes, watcher: hangUpWatcher))
         context.reply = reply
-        let request = context.request
+        guard let request = context.request else { return .NO }
         // The responder may keep the request while suspended; the context need not keep a second body.
-        context.request.body = []
+        context.request?.body = []
         responder.respond(to: request, reply: reply)
 
         switch reply.respondReturned() {
@@ -164,8 +203,9 @@ final class RequestDispatcher: Sendable {
 
     /// Hands the completed request to ``HTTPServer/Configuration/onRequestCompleted``, if it got a response.
     private func report(_ context: RequestContext, endedNormally: Bool) {
-        guard let onRequestCompleted = configuration.onRequestCompleted, let queued = context.queued else { return }
-        let request = context.request
+        guard let onRequestCompleted = configuration.onRequestCompleted, let queued = context.queued,
+            let request = context.request
+        else { return }
         let bodyBytes =
             switch queued.body {
             case .bytes(let count): Self.carriesBody(method: request.method, status: queued.status) ? count : 0
@@ -279,7 +319,7 @@ final class RequestDispatcher: Sendable {
         case .response(let response):
             return queue(response, for: context)
         case .stream(let head, let stream):
-            guard context.request.method != "HEAD" && head.status != 304 && head.status != 204 else {
+            guard context.request?.method != "HEAD" && head.status != 304 && head.status != 204 else {
                 // No body may follow (HEAD, 204, 304). libmicrohttpd 0.9.75 would still send a chunked
                 // body's last chunk ("0\r\n\r\n") after a HEAD or 304 head, which a client takes for the
                 // start of the next response: send a bodiless response instead; the stream ends at once.
@@ -330,7 +370,7 @@ final class RequestDispatcher: Sendable {
         for context: RequestContext
     ) -> MHD_Result {
         defer { MHD_destroy_response(created) }
-        let requestID = configuration.requestIDHeader.flatMap { name in context.request.requestID.map { (name, $0) } }
+        let requestID = configuration.requestIDHeader.flatMap { name in context.request?.requestID.map { (name, $0) } }
         for (name, value) in head.headers where Self.isValidHeader(name: name, value: value) {
             // The server's request id replaces one the application set.
             if let (idName, _) = requestID, HTTPHeaders.namesMatch(name, idName) { continue }

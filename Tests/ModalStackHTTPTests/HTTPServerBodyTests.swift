@@ -110,6 +110,20 @@ import Testing
         }
     }
 
+    @Test("by default a chunked body of any size over the limit is read to its end and answered 413")
+    func chunkedUploadFarOverTheLimitGets413() throws {
+        var configuration = HTTPServer.Configuration(host: "127.0.0.1", port: 0, threadPoolSize: 2, maxBodyBytes: 1000)
+        configuration.connectionTimeoutSeconds = 30
+        try withServer(router(), configuration: configuration) { server throws in
+            let client = HTTPClient(port: server.boundPort, timeoutSeconds: 30)
+            let head = bytes("POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n")
+            try client.sendRaw(head + chunked(pattern(10 << 20), chunkSize: 64 * 1024))
+            let response = try client.readResponse()
+            #expect(response.status == 413)
+            #expect(response.text == "too large: limit 1000")
+        }
+    }
+
     @Test func chunkedUploadFarOverTheDiscardLimitIsCut() throws {
         let configuration = testConfiguration(maxBodyBytes: 1000, maxDiscardedBodyBytes: 10_000)
         try withServer(router(), configuration: configuration) { server throws in

@@ -27,6 +27,41 @@ import Testing
         return status
     }
 
+    @Test(
+        "a raw NUL in the method or the target is a 400, and no handler sees the request line cut at it",
+        arguments: [
+            "GET /ping\u{0}x", "GET /ping\u{0}", "GET /pi\u{0}ng?a=1", "GET /ping?a=1\u{0}b", "GET /ping?\u{0}",
+            "GET\u{0} /ping", "GE\u{0}T /ping", "GET\u{0}X  /ping",
+        ])
+    func nulInRequestLine(line: String) throws {
+        let handled = Counter()
+        var router = makeRouter()
+        router.add("GET", "/ping") { _ in
+            handled.increment()
+            return HTTPResponse(status: 200, body: bytes("pong"))
+        }
+        try withServer(router) { server throws in
+            let client = HTTPClient(port: server.boundPort, timeoutSeconds: 3)
+            try client.sendRaw(bytes("\(line) HTTP/1.1\r\nHost: t\r\n\r\n"))
+            let response = try client.readResponse()
+            #expect(response.status == 400)
+            #expect(response.text == "NUL in request line")
+            #expect(handled.value == 0)
+        }
+    }
+
+    @Test(
+        "what libmicrohttpd cuts a request line at itself is no NUL of the request",
+        arguments: ["GET /ping?", "GET /ping?a&b=&=c", "GET   /ping", "GET /ping?a=1 ", "GET /ping "])
+    func requestLineWithoutNUL(line: String) throws {
+        try withServer(router()) { server throws in
+            let client = HTTPClient(port: server.boundPort, timeoutSeconds: 3)
+            try client.sendRaw(bytes("\(line) HTTP/1.1\r\nHost: t\r\n\r\n"))
+            let response = try client.readResponse()
+            #expect(response.status != 400, "\(line.debugDescription): \(response.status) \(response.text)")
+        }
+    }
+
     @Test func garbageRequestLine() throws {
         try withServer(router()) { server throws in
             let status = try probe(server, bytes("THIS IS NOT HTTP AT ALL\r\n\r\n"))

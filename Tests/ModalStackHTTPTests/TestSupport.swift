@@ -17,6 +17,8 @@ let testRejections: @Sendable (HTTPRejection) -> HTTPResponse = { rejection in
     case .uriTooLong(let limit):
         HTTPResponse(
             status: 414, headers: ["Content-Type": "text/plain"], body: Array("uri too long: limit \(limit)".utf8))
+    case .nulInRequestLine:
+        HTTPResponse(status: 400, headers: ["Content-Type": "text/plain"], body: Array("NUL in request line".utf8))
     case .headersTooLarge(let limit):
         HTTPResponse(
             status: 431, headers: ["Content-Type": "text/plain"], body: Array("headers too large: limit \(limit)".utf8))

@@ -150,7 +150,12 @@ struct AccessControl: Sendable {
 
     private static func credential(of request: HTTPRequest) -> Credential {
         let header = request.headers["Authorization"]
-        let query = request.queryValue("access_token")
+        let query: String?
+        do {
+            query = try request.queryParameter("access_token")
+        } catch {
+            return .conflicting("send the credential once: access_token is given more than once")
+        }
         switch (header, query) {
         case (nil, nil):
             return .none

@@ -46,7 +46,7 @@ struct CrossOrigin: Sendable {
     /// The answer to `OPTIONS` on a path that exists: `204` with `Allow` (RFC 9110), and for a
     /// preflight from an allowed origin what the browser asks about.
     func options(_ request: HTTPRequest, allowed methods: [String]) -> HTTPResponse {
-        let allowed = (methods + ["OPTIONS"]).joined(separator: ", ")
+        let allowed = methods.joined(separator: ", ")
         var headers = HTTPHeaders()
         headers.set("Allow", allowed)
         if allowedOrigin(of: request) != nil, request.headers["Access-Control-Request-Method"] != nil {

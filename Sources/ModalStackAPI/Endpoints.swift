@@ -141,7 +141,7 @@ struct Endpoints: Sendable {
     private func listSessions(_ request: HTTPRequest) throws -> HTTPResponse {
         let limit = Int(
             try request.integerQuery("limit", in: 1...Int64(Self.maxSessionPage)) ?? Int64(Self.defaultSessionPage))
-        let cursor = try request.queryValue("cursor").map(SessionListCursor.parse)
+        let cursor = try request.queryParameter("cursor").map(SessionListCursor.parse)
         var sessions = try service.recentSessions(after: cursor, limit: limit + 1)
         let hasMore = sessions.count > limit
         sessions = Array(sessions.prefix(limit))
@@ -426,7 +426,7 @@ struct Endpoints: Sendable {
     }
 
     private func resolveLink(_ request: HTTPRequest) throws -> HTTPResponse {
-        guard let url = request.queryValue("url") else {
+        guard let url = try request.queryParameter("url") else {
             throw Problem.invalidParameter("url", "is required: the link to resolve")
         }
         let link: ResolvedLink

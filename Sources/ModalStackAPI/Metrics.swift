@@ -44,6 +44,9 @@ final class Metrics: CommitMetrics {
         var authFailures: [String: UInt64] = [:]
     }
 
+    /// The `method` label of requests whose method the server does not implement.
+    static let otherMethod = "other"
+
     private let state = LockedValue(State())
     let longPollsWaiting = Atomic<Int>(0)
     let eventStreamsOpen = Atomic<Int>(0)

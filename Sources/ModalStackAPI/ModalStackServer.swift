@@ -27,9 +27,7 @@ public final class ModalStackServer: Sendable {
     ) throws {
         self.configuration = configuration
         let catalog = try configuration.catalogPath.map(Self.loadCatalog)
-        let apiKeys =
-            try configuration.apiKeys
-            + (configuration.apiKeyFile.map { try Self.loadLines(path: $0, setting: "api-key-file") } ?? [])
+        let apiKeys = try Self.apiKeys(configuration)
         let tokenKeys = try Self.loadTokenKeys(configuration)
         let store = try openStore(configuration)
         let metrics = Metrics()
@@ -63,12 +61,15 @@ public final class ModalStackServer: Sendable {
         var router = Router(
             notFound: { request in Problem.routeNotFound(request.path).response },
             methodNotAllowed: { request, allowed in
-                request.method == "OPTIONS"
+                // Every path of the API answers OPTIONS, which no route registers.
+                let allowed = allowed + ["OPTIONS"]
+                return request.method == "OPTIONS"
                     ? crossOrigin.options(request, allowed: allowed)
                     : Problem.methodNotAllowed(request.method, allowed: allowed).response
             })
         endpoints.register(on: &router)
         if configuration.inspector { Inspector.register(on: &router) }
+        let methods = router.methods.union(["OPTIONS"])
         let accessLog = AccessLog(format: configuration.logFormat, minimumLevel: configuration.logLevel)
         self.accessLog = accessLog
         var httpConfiguration = HTTPServer.Configuration()
@@ -80,9 +81,11 @@ public final class ModalStackServer: Sendable {
         httpConfiguration.maxBodyBytes = configuration.maxBodyBytes
         httpConfiguration.time = time
         httpConfiguration.onRequestCompleted = { completed in
+            // Any method may be sent: one label for those the server does not implement keeps the
+            // series bounded.
             metrics.recordRequest(
-                method: completed.method, route: completed.routeTemplate, status: completed.status,
-                seconds: completed.duration)
+                method: methods.contains(completed.method) ? completed.method : Metrics.otherMethod,
+                route: completed.routeTemplate, status: completed.status, seconds: completed.duration)
             accessLog.write(
                 AccessLog.Entry(
                     time: time.now(), method: completed.method, route: completed.routeTemplate,
@@ -151,6 +154,12 @@ public final class ModalStackServer: Sendable {
             ).response
         case .serverStopping: Problem.serverStopping().response
         }
+    }
+
+    /// The API keys: `--api-key`'s, then `--api-key-file`'s.
+    public static func apiKeys(_ configuration: ServerConfiguration) throws -> [String] {
+        try configuration.apiKeys
+            + (configuration.apiKeyFile.map { try loadLines(path: $0, setting: "api-key-file") } ?? [])
     }
 
     /// Reads and checks the catalog file; a problem names the file, the place in it, and what is wrong.

@@ -43,10 +43,12 @@ extension Problem {
             detail: "the request body is not valid JSON: \(reason)")
     }
 
-    static func invalidSessionID() -> Problem {
+    static func invalidSessionID(_ id: String) -> Problem {
         Problem(
             slug: "invalid-session-id", status: 400, title: "Invalid session id",
-            detail: "a session id is 1-\(Identifiers.sessionIDMaxLength) characters of [A-Za-z0-9._~-]")
+            detail: Identifiers.isDotSegment(id)
+                ? "a session id cannot be . or ..: clients remove those segments from a URL"
+                : "a session id is 1-\(Identifiers.sessionIDMaxLength) characters of [A-Za-z0-9._~-]")
     }
 
     static func invalidParameter(_ name: String, _ problem: String) -> Problem {
@@ -112,13 +114,20 @@ extension Problem {
         Problem(slug: "not-found", status: 404, title: "Not found", detail: "no resource at \(path)")
     }
 
+    /// A method the path does not have. A method that is not a standard one (RFC 9110 §9, RFC 5789)
+    /// may be anything, of any length: it is not repeated back.
     static func methodNotAllowed(_ method: String, allowed: [String]) -> Problem {
+        let named = standardMethods.contains(method) ? method : "this method"
         var problem = Problem(
             slug: "method-not-allowed", status: 405, title: "Method not allowed",
-            detail: "\(method) is not allowed here; allowed: \(allowed.joined(separator: ", "))")
+            detail: "\(named) is not allowed here; allowed: \(allowed.joined(separator: ", "))")
         problem.headers.set("Allow", allowed.joined(separator: ", "))
         return problem
     }
+
+    private static let standardMethods: Set = [
+        "GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH",
+    ]
 
     static func unauthorized(keyGiven: Bool, tokensAccepted: Bool) -> Problem {
         let detail =

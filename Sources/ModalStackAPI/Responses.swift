@@ -163,13 +163,21 @@ extension HTTPRequest {
     /// The `{sessionId}` path parameter, validated.
     func sessionID() throws -> String {
         let id = pathParameters["sessionId"] ?? ""
-        guard Identifiers.isValidSessionID(id) else { throw Problem.invalidSessionID() }
+        guard Identifiers.isValidSessionID(id) else { throw Problem.invalidSessionID(id) }
         return id
+    }
+
+    /// The value of the query parameter `name`; nil when absent. Given twice, it is refused: which
+    /// one was meant cannot be known.
+    func queryParameter(_ name: String) throws -> String? {
+        let values = queryValues(name)
+        guard values.count <= 1 else { throw Problem.invalidParameter(name, "is given more than once") }
+        return values.first
     }
 
     /// A whole-number query parameter within `range`; nil when absent.
     func integerQuery(_ name: String, in range: ClosedRange<Int64>) throws -> Int64? {
-        guard let text = queryValue(name) else { return nil }
+        guard let text = try queryParameter(name) else { return nil }
         guard let value = Int64(text), range.contains(value) else {
             throw Problem.invalidParameter(
                 name, "must be a whole number from \(range.lowerBound) to \(range.upperBound)")
@@ -179,7 +187,7 @@ extension HTTPRequest {
 
     /// A `true`/`false` query parameter; absent is false.
     func booleanQuery(_ name: String) throws -> Bool {
-        switch queryValue(name) {
+        switch try queryParameter(name) {
         case nil, "false": return false
         case "true": return true
         case let other?:
@@ -188,12 +196,18 @@ extension HTTPRequest {
     }
 
     /// The value of one `Prefer` preference (RFC 7240: `Prefer: return=minimal, wait=10`),
-    /// lowercased name matched; nil when the request does not state it.
+    /// lowercased name matched, without its quotes and its `;` parameters; nil when the request does
+    /// not state it.
     func preference(_ name: String) -> String? {
         guard let prefer = headers["Prefer"] else { return nil }
         for preference in prefer.split(separator: ",") {
-            let parts = preference.split(separator: "=", maxSplits: 1).map { String($0).trimmingSpaces }
-            if parts.count == 2, parts[0].lowercased() == name { return parts[1] }
+            let withoutParameters = preference.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false)[0]
+            let parts = withoutParameters.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+                .map { String($0).trimmingSpaces }
+            guard parts.count == 2, parts[0].lowercased() == name else { continue }
+            let value = parts[1]
+            let isQuoted = value.utf8.count >= 2 && value.hasPrefix("\"") && value.hasSuffix("\"")
+            return isQuoted ? String(value.dropFirst().dropLast()) : value
         }
         return nil
     }
@@ -202,7 +216,7 @@ extension HTTPRequest {
     var prefersMinimalReturn: Bool { preference("return") == "minimal" }
 
     /// The body as JSON. An empty body is `emptyBody` when the endpoint allows one, else malformed.
-    /// A non-empty body must be declared `application/json` (or a `+json` type).
+    /// A non-empty body must be declared JSON in UTF-8 (see ``isJSONMediaType(_:)``).
     func jsonBody(emptyBody: JSONValue? = nil) throws -> JSONValue {
         if body.isEmpty {
             guard let emptyBody else { throw Problem.malformedJSON("the body is empty") }
@@ -253,10 +267,25 @@ extension HTTPRequest {
         }
     }
 
-    private static func isJSONMediaType(_ contentType: String) -> Bool {
+    /// `application/json` or another `application/*+json` type (RFC 6839: its syntax is JSON), with
+    /// no `charset` or `charset=utf-8` (RFC 8259 §8.1: JSON is UTF-8). Not the patch formats
+    /// (`merge-patch+json`, RFC 7396; `json-patch+json`, RFC 6902): their bodies mean changes
+    /// this server does not apply that way (a PATCH replaces `payload` whole, where a merge patch
+    /// would merge into it).
+    static func isJSONMediaType(_ contentType: String) -> Bool {
         if contentType == "application/json" { return true }
-        let beforeParameters = contentType.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false)[0]
-        let mediaType = String(beforeParameters).trimmingSpaces.lowercased()
-        return mediaType == "application/json" || (mediaType.hasPrefix("application/") && mediaType.hasSuffix("+json"))
+        let parts = contentType.split(separator: ";", omittingEmptySubsequences: false)
+        let mediaType = String(parts[0]).trimmingSpaces.lowercased()
+        let isJSON =
+            mediaType == "application/json"
+            || (mediaType.hasPrefix("application/") && mediaType.hasSuffix("+json")
+                && !patchMediaTypes.contains(mediaType))
+        return isJSON
+            && parts.dropFirst().allSatisfy { parameter in
+                let pair = parameter.split(separator: "=", maxSplits: 1).map { String($0).trimmingSpaces.lowercased() }
+                return pair.first != "charset" || (pair.count == 2 && ["utf-8", "\"utf-8\""].contains(pair[1]))
+            }
     }
+
+    private static let patchMediaTypes: Set = ["application/merge-patch+json", "application/json-patch+json"]
 }

@@ -103,14 +103,19 @@ struct SessionWatch: Sendable {
         return Responses.notModified(version, headers: headers)
     }
 
-    /// `?wait=N` or `Prefer: wait=N` (RFC 7240), capped at the maximum. An unreadable preference
-    /// is ignored, as RFC 7240 asks; an unreadable query parameter is a 400.
+    /// `?wait=N` or `Prefer: wait=N` (RFC 7240), capped at the maximum; the query parameter wins.
+    /// A `wait` that is not a whole number is a 400 in either: RFC 7240 has servers ignore the
+    /// preferences they do not know, but ignoring a known one given wrong would turn the client's
+    /// long poll into a loop that asks again at once.
     private func waitSeconds(_ request: HTTPRequest) throws -> Int? {
-        if let wait = try request.integerQuery("wait", in: 0...Int64(Int32.max)) {
-            return min(Int(wait), maxWaitSeconds)
+        let preferred = try request.preference("wait").map { text in
+            guard let seconds = Int32(text), seconds >= 0 else {
+                throw Problem.invalidHeader("Prefer", "wait must be a whole number of seconds from 0 to \(Int32.max)")
+            }
+            return Int(seconds)
         }
-        guard let seconds = request.preference("wait").flatMap({ Int($0) }), seconds >= 0 else { return nil }
-        return min(seconds, maxWaitSeconds)
+        let wait = try request.integerQuery("wait", in: 0...Int64(Int32.max)).map { Int($0) } ?? preferred
+        return wait.map { min($0, maxWaitSeconds) }
     }
 
     // MARK: Server-Sent Events

@@ -72,6 +72,11 @@ public struct Router: HTTPResponder {
         self.methodNotAllowed = methodNotAllowed
     }
 
+    /// Every method some route answers, `HEAD` wherever `GET` is.
+    public var methods: Set<String> {
+        Set(nodes.compactMap(\.route).flatMap(\.allowedMethods))
+    }
+
     /// Registers a synchronous handler for `method` (e.g. `"GET"`) and `pattern`.
     ///
     /// An invalid pattern or a second handler for the same method and pattern is a programming error.

@@ -21,13 +21,15 @@ struct StatusProbe {
     /// How long the whole exchange may take.
     let timeoutSeconds: Double
 
-    /// Sends `GET path` and returns the status code of the answer.
-    func status(of path: String) throws(Failure) -> Int {
+    /// Sends `GET path`, with `Authorization: Bearer <key>` when a key is given, and returns the
+    /// status code of the answer.
+    func status(of path: String, key: String? = nil) throws(Failure) -> Int {
         let deadline = ContinuousClock.now.advanced(by: .milliseconds(Int64(timeoutSeconds * 1000)))
         let socket = try connect(until: deadline)
         defer { close(socket) }
         let authority = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
-        let request = "GET \(path) HTTP/1.1\r\nHost: \(authority)\r\nConnection: close\r\n\r\n"
+        let authorization = key.map { "Authorization: Bearer \($0)\r\n" } ?? ""
+        let request = "GET \(path) HTTP/1.1\r\nHost: \(authority)\r\n\(authorization)Connection: close\r\n\r\n"
         try send(Array(request.utf8), on: socket, until: deadline)
         return try Self.status(ofStatusLine: readStatusLine(from: socket, until: deadline))
     }

@@ -113,7 +113,7 @@ struct ErrorTests {
         let wrongMethod = try client.call("PATCH", "/v1/sessions/abc")
         #expect(wrongMethod.status == 405)
         #expect(wrongMethod.problemSlug == "method-not-allowed")
-        #expect(wrongMethod.headers["Allow"] == "DELETE, GET, HEAD, PUT")
+        #expect(wrongMethod.headers["Allow"] == "DELETE, GET, HEAD, PUT, OPTIONS")
         let trailingSlash = try client.call("GET", "/v1/sessions/abc/")
         #expect(trailingSlash.status == 404)
     }

@@ -54,4 +54,25 @@ struct HealthCheckTests {
         #expect(output.contains("healthcheck: no data from 127.0.0.1:\(server.port) within 2.0 s"), "\(output)")
         #expect(elapsed >= .seconds(2) && elapsed < .seconds(10), "\(elapsed)")
     }
+
+    @Test("with --auth-operations it sends the server's first API key, from a flag, a variable or a file")
+    func operationsKey() throws {
+        let directory = try TemporaryDirectory()
+        let keyFile = directory.appending("keys")
+        try Data("# the operations key\nfile-key\n".utf8).write(to: URL(fileURLWithPath: keyFile))
+        let server = try ServerProcess(arguments: [
+            "--api-key", "flag-key", "--api-key-file", keyFile, "--auth-operations", "true",
+        ])
+        let target = ["healthcheck", "--host", "127.0.0.1", "--port", String(server.port)]
+        let withoutKey = try ServerProcess.runUntilExit(target)
+        #expect(withoutKey.status == 1)
+        #expect(withoutKey.output.contains("/livez answered 401"), "\(withoutKey.output)")
+        let flag = try ServerProcess.runUntilExit(target + ["--api-key", "flag-key", "--auth-operations"])
+        #expect(flag.status == 0, "\(flag.output)")
+        let variables = try ServerProcess.runUntilExit(
+            target, environment: ["MODALSTACK_API_KEY_FILE": keyFile, "MODALSTACK_AUTH_OPERATIONS": "true"])
+        #expect(variables.status == 0, "\(variables.output)")
+        let wrong = try ServerProcess.runUntilExit(target + ["--api-key", "wrong-key", "--auth-operations"])
+        #expect(wrong.status == 1)
+    }
 }

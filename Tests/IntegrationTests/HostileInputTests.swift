@@ -709,7 +709,9 @@ struct HostileRequest: Sendable {
         ] {
             add("path traversal \(target)", request("GET", target), [400], slug: "invalid-session-id")
         }
-        add("%2e%2e as a session id", request("GET", "/v1/sessions/%2e%2e/events"), [404], slug: "session-not-found")
+        add(
+            "%2e%2e as a session id (a dot segment: no id)", request("GET", "/v1/sessions/%2e%2e/events"), [400],
+            slug: "invalid-session-id")
         add(
             "a path that is not origin-form", request("GET", "http://evil.example/../../etc/passwd"), [400, 404],
             mayDrop: true)

@@ -69,6 +69,10 @@ struct RequestDecodingTests {
         #expect(!Identifiers.isValidSessionID("a/b"))
         #expect(!Identifiers.isValidSessionID("a%20b"))
         #expect(!Identifiers.isValidSessionID("'; DROP TABLE sessions;--"))
+        #expect(!Identifiers.isValidSessionID("."))
+        #expect(!Identifiers.isValidSessionID(".."))
+        #expect(Identifiers.isValidSessionID("..."))
+        #expect(Identifiers.isValidSessionID(".a"))
     }
 
     @Test("a payload over 16 KiB is refused, one at the limit accepted")

@@ -1,6 +1,7 @@
 /// The shapes of the names clients choose. Each rule is written once, here.
 public enum Identifiers {
-    /// Session ids: 1–128 characters of `[A-Za-z0-9._~-]` (RFC 3986 unreserved, so never escaped in a URL).
+    /// Session ids: 1–128 characters of `[A-Za-z0-9._~-]` (RFC 3986 unreserved, so never escaped in a URL),
+    /// other than `.` and `..`: as path segments, clients collapse those (RFC 3986 §5.2.4).
     public static let sessionIDMaxLength = 128
     /// Destination names: 1–64 characters, `^[A-Za-z][A-Za-z0-9._-]*$`.
     public static let destinationMaxLength = 64
@@ -9,11 +10,16 @@ public enum Identifiers {
 
     public static func isValidSessionID(_ id: String) -> Bool {
         let bytes = id.utf8
-        guard !bytes.isEmpty, bytes.count <= sessionIDMaxLength else { return false }
+        guard !bytes.isEmpty, bytes.count <= sessionIDMaxLength, !isDotSegment(id) else { return false }
         return bytes.allSatisfy {
             isAlphanumeric($0) || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "~")
                 || $0 == UInt8(ascii: "-")
         }
+    }
+
+    /// `.` or `..`: a path segment that URL resolution removes, so no client can send it as an id.
+    public static func isDotSegment(_ segment: String) -> Bool {
+        segment == "." || segment == ".."
     }
 
     public static func isValidDestination(_ name: String) -> Bool {

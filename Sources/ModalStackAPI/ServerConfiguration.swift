@@ -1,8 +1,10 @@
 import ModalStackCore
+import ModalStackHTTP
 import ModalStackStore
 
 /// Every setting of the server. Each is a flag and a `MODALSTACK_*` environment variable;
-/// flags win over the environment, the environment over the defaults.
+/// flags win over the environment, the environment over the defaults. An empty variable counts as
+/// unset (as `VAR=` in a compose file or a shell leaves it), so the default holds.
 public struct ServerConfiguration: Sendable, Equatable {
     public var host = "0.0.0.0"
     public var port: UInt16 = 8080
@@ -73,7 +75,7 @@ public struct ServerConfiguration: Sendable, Equatable {
     {
         var configuration = ServerConfiguration()
         for setting in settings {
-            if let value = environment[setting.environmentVariable] {
+            if let value = environment[setting.environmentVariable], !value.isEmpty {
                 try setting.apply(value, to: &configuration, from: setting.environmentVariable)
             }
         }
@@ -212,10 +214,12 @@ private struct Setting: Sendable {
             })
     }
 
-    /// A comma-separated list of one or more non-empty items; a secret one is never printed.
+    /// A comma-separated list of one or more non-empty items, each refused when `itemProblem` names
+    /// what is wrong with it; a secret one is never printed.
     static func list(
         _ flag: String, _ valueName: String, _ summary: String,
-        _ keyPath: any WritableKeyPath<ServerConfiguration, [String]> & Sendable, printed: Bool
+        _ keyPath: any WritableKeyPath<ServerConfiguration, [String]> & Sendable, printed: Bool,
+        itemProblem: @escaping @Sendable (String) -> String? = { _ in nil }
     ) -> Setting {
         Setting(
             flag: flag, valueName: valueName, summary: summary,
@@ -226,6 +230,7 @@ private struct Setting: Sendable {
             assign: { configuration, text in
                 let items = text.split(separator: ",").map { String($0).trimmingSpaces }.filter { !$0.isEmpty }
                 guard !items.isEmpty else { return "expected one or more comma-separated values" }
+                if let problem = items.lazy.compactMap(itemProblem).first { return problem }
                 configuration[keyPath: keyPath] = items
                 return nil
             })
@@ -251,7 +256,7 @@ private let settings: [Setting] = [
         flag: "host", valueName: "ADDRESS", summary: "the IPv4 or IPv6 address to listen on",
         defaultValue: { $0.host },
         assign: { configuration, text in
-            guard !text.isEmpty else { return "expected an address" }
+            guard HTTPServer.isValidHost(text) else { return "expected an IPv4 or IPv6 address, or localhost" }
             configuration.host = text
             return nil
         }),
@@ -332,7 +337,7 @@ private let settings: [Setting] = [
     .integer("token-leeway", "clock skew allowed on a token's exp and nbf, in seconds", 0...300, \.tokenLeewaySeconds),
     .list(
         "cors-origins", "ORIGINS", "origins browsers may call from (comma-separated, exact), or *",
-        \.corsOrigins, printed: true),
+        \.corsOrigins, printed: true, itemProblem: originProblem),
     .boolean("inspector", "serve the inspector page at /inspect", \.inspector),
     .choice("log-format", "FORMAT", "access log lines on standard output: json or logfmt", \.logFormat),
     .choice("log-level", "LEVEL", "debug, info, warn, error or off (requests log at info, 5xx at error)", \.logLevel),
@@ -352,3 +357,31 @@ private let settings: [Setting] = [
         1...3600, \.connectionTimeoutSeconds),
     .integer("max-body", "the largest request body in bytes (larger: 413)", 1024...16 * 1024 * 1024, \.maxBodyBytes),
 ]
+
+/// What is wrong with a `--cors-origins` item, or nil: `*`, or an origin as browsers send it in
+/// `Origin` (RFC 6454: `scheme://host[:port]`, lowercase, no path), to which it is compared exactly.
+private func originProblem(_ item: String) -> String? {
+    if item == "*" { return nil }
+    let notAnOrigin =
+        "\(item) is not an origin: expected * or origins such as https://app.example "
+        + "(scheme://host[:port], lowercase, no path)"
+    guard let separator = item.firstRange(of: "://") else { return notAnOrigin }
+    let scheme = item[..<separator.lowerBound]
+    let authority = item[separator.upperBound...]
+    // An IPv6 host is bracketed: its colons are not the port's.
+    let hostEnd =
+        authority.hasPrefix("[")
+        ? authority.firstIndex(of: "]").map(authority.index(after:))
+        : authority.firstIndex(of: ":") ?? authority.endIndex
+    guard let hostEnd else { return notAnOrigin }
+    let host = authority[..<hostEnd]
+    let port = authority[hostEnd...]
+    let isSchemeValid =
+        scheme.first.map { ("a"..."z").contains($0) } == true
+        && scheme.allSatisfy { ("a"..."z").contains($0) || ("0"..."9").contains($0) || "+-.".contains($0) }
+    let isHostValid =
+        !host.isEmpty
+        && host.allSatisfy { ("a"..."z").contains($0) || ("0"..."9").contains($0) || "-._~[]:".contains($0) }
+    let isPortValid = port.isEmpty || (port.hasPrefix(":") && UInt16(port.dropFirst()) != nil)
+    return isSchemeValid && isHostValid && isPortValid ? nil : notAnOrigin
+}

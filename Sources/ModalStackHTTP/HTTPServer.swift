@@ -173,6 +173,12 @@ public final class HTTPServer: Sendable {
         }
     }
 
+    /// Whether ``Configuration/host`` may be `host`: an IPv4 or IPv6 literal (brackets allowed), or
+    /// `localhost`.
+    public static func isValidHost(_ host: String) -> Bool {
+        (try? ListenSocket.parse(host: host, port: 0)) != nil
+    }
+
     /// The port the server listens on (the real one when port 0 was configured); 0 when not running.
     public var boundPort: UInt16 {
         lifecycle.withLock { state in

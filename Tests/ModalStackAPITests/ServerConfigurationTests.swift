@@ -115,4 +115,54 @@ struct ServerConfigurationTests {
             #expect(text.contains(fragment), "help is missing \(fragment)")
         }
     }
+
+    @Test("an empty environment variable counts as unset: the default holds")
+    func emptyVariable() throws {
+        let configuration = try ServerConfiguration.parse(
+            arguments: [], environment: ["MODALSTACK_REQUIRE_IF_MATCH": "", "MODALSTACK_PORT": ""])
+        #expect(configuration == ServerConfiguration())
+        #expect(throws: ConfigurationError.self) {
+            try ServerConfiguration.parse(arguments: ["--require-if-match="], environment: [:])
+        }
+    }
+
+    @Test(
+        "--host takes an IPv4 or IPv6 address or localhost, nothing else",
+        arguments: ["127.0.0.1", "::", "::1", "[::1]", "localhost", "0.0.0.0"])
+    func validHost(host: String) throws {
+        #expect(try ServerConfiguration.parse(arguments: ["--host", host], environment: [:]).host == host)
+    }
+
+    @Test("an invalid --host is refused like any bad option", arguments: ["example.com", "256.1.1.1", "::g", ""])
+    func invalidHost(host: String) {
+        let error = #expect(throws: ConfigurationError.self) {
+            try ServerConfiguration.parse(arguments: ["--host=\(host)"], environment: [:])
+        }
+        #expect(error?.description.contains("--host") == true)
+    }
+
+    @Test(
+        "--cors-origins takes origins as browsers send them, or *",
+        arguments: [
+            "*", "https://app.example", "http://localhost:3000", "https://a.example,https://b.example:8443",
+            "http://[::1]:8080", "capacitor://localhost",
+        ])
+    func validOrigins(origins: String) throws {
+        let configuration = try ServerConfiguration.parse(arguments: ["--cors-origins", origins], environment: [:])
+        #expect(configuration.corsOrigins == origins.split(separator: ",").map(String.init))
+    }
+
+    @Test(
+        "--cors-origins refuses what can never equal a browser's Origin",
+        arguments: [
+            "app.example", "https://app.example/", "https://App.example", "https://app.example/path",
+            "https://app.example:port", "https://", "://app.example", "https://user@app.example",
+        ])
+    func invalidOrigins(origins: String) {
+        let error = #expect(throws: ConfigurationError.self) {
+            try ServerConfiguration.parse(
+                arguments: ["--cors-origins", "https://ok.example," + origins], environment: [:])
+        }
+        #expect(error?.description.contains("is not an origin") == true)
+    }
 }

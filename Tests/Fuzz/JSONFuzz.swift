@@ -84,19 +84,26 @@ enum JSONFuzz {
             return number.doubleValue == double
         case .string(let string):
             guard let other = theirs as? String else { return false }
-            // JSONSerialization (not JSONDecoder) drops a raw U+FEFF that starts a string, as if it
-            // were a byte order mark; RFC 8259 makes it a character like any other.
-            let scalars =
-                string.unicodeScalars.first == "\u{FEFF}"
-                ? string.unicodeScalars.dropFirst() : string.unicodeScalars[...]
-            return Array(scalars) == Array(other.unicodeScalars)
+            return Array(foundationForm(string).unicodeScalars) == Array(other.unicodeScalars)
         case .array(let elements):
             guard let others = theirs as? [Any], others.count == elements.count else { return false }
             return zip(elements, others).allSatisfy { same($0, $1) }
         case .object(let object):
-            guard let others = theirs as? [String: Any], others.count == object.count else { return false }
-            return object.members.allSatisfy { member in others[member.key].map { same(member.value, $0) } ?? false }
+            guard let others = theirs as? [String: Any] else { return false }
+            // Two keys that differ only by that leading U+FEFF are one key to Foundation.
+            guard Set(object.keys.map(foundationForm)).count == object.count else { return true }
+            guard others.count == object.count else { return false }
+            return object.members.allSatisfy { member in
+                others[foundationForm(member.key)].map { same(member.value, $0) } ?? false
+            }
         }
+    }
+
+    /// A string as JSONSerialization reads it: without a raw U+FEFF at its start, which it drops as
+    /// if it were a byte order mark (JSONDecoder keeps it; RFC 8259 makes it a character like any
+    /// other).
+    private static func foundationForm(_ string: String) -> String {
+        string.unicodeScalars.first == "\u{FEFF}" ? String(string.unicodeScalars.dropFirst()) : string
     }
 
     private static func isBoolean(_ number: NSNumber) -> Bool {

@@ -169,6 +169,8 @@ private struct Hammer {
         404: ["presentation-not-found"],
         409: [
             "stack-full", "alert-on-top", "queue-not-empty", "queue-full", "already-presented", "nothing-to-dismiss",
+            // Another client dismissed it first, or it still waits in the queue.
+            "presentation-dismissed", "presentation-queued",
         ],
         412: ["precondition-failed"],
     ]

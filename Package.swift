@@ -60,16 +60,11 @@ var package = Package(
             name: "ModalStackAPI",
             dependencies: [
                 "ModalStackCore", "ModalStackStore", "ModalStackService", "ModalStackHTTP", "ModalStackTokens",
-                "Locking",
-                "Timekeeping",
-            ],
-            resources: [
-                .embedInCode("Resources/openapi.yaml"),
-                .embedInCode("Resources/inspector/inspector.html"),
-                .embedInCode("Resources/inspector/inspector.js"),
-                .embedInCode("Resources/inspector/inspector.css"),
+                "Locking", "Timekeeping", "ModalStackResources",
             ]
         ),
+        // openapi.yaml and the inspector's files, compiled in with C23's #embed.
+        .target(name: "ModalStackResources", exclude: ["inspector"]),
         .executableTarget(
             name: "modalstack",
             dependencies: ["ModalStackAPI", "ModalStackStore", "ModalStackSQLite", "ModalStackPostgres", "Timekeeping"]

@@ -1,4 +1,5 @@
 import ModalStackHTTP
+import ModalStackResources
 
 /// The inspector: a page that draws the sessions' modals live, served from files compiled into
 /// the binary. The page holds no data and no credential; what it shows it asks the API for, with
@@ -6,13 +7,13 @@ import ModalStackHTTP
 enum Inspector {
     /// The files, by path; every page path gets the same HTML, and the script finds its view in the URL.
     static func register(on router: inout Router) {
-        let page = response(PackageResources.inspector_html, type: "text/html; charset=utf-8")
+        let page = response([UInt8](modalstack_inspector_html()), type: "text/html; charset=utf-8")
         for path in ["/inspect", "/inspect/sessions/{sessionId}"] {
             router.add("GET", path) { _ in page }
         }
-        let script = response(PackageResources.inspector_js, type: "text/javascript; charset=utf-8")
+        let script = response([UInt8](modalstack_inspector_js()), type: "text/javascript; charset=utf-8")
         router.add("GET", "/inspect/inspector.js") { _ in script }
-        let style = response(PackageResources.inspector_css, type: "text/css; charset=utf-8")
+        let style = response([UInt8](modalstack_inspector_css()), type: "text/css; charset=utf-8")
         router.add("GET", "/inspect/inspector.css") { _ in style }
     }
 

@@ -295,20 +295,13 @@ struct Endpoints: Sendable {
         "/v1/sessions/\(sessionID)/presentations/\(presentation.id)"
     }
 
-    /// Tagged with the session's version, as every read of the session is: a client that has the
-    /// version gets a 304.
     private func getPresentation(_ request: HTTPRequest) throws -> HTTPResponse {
         let id = request.pathParameters["presentationId"] ?? ""
-        let sessionID = try request.sessionID()
-        let condition = try request.ifNoneMatch()
-        let session = try service.existingSession(id: sessionID)
+        let session = try service.existingSession(id: try request.sessionID())
         guard let presentation = try service.presentation(id: id, in: session) else {
             throw ModalError.presentationNotFound(id)
         }
-        if let condition, condition.matches(session.version, weakly: true) {
-            return Responses.notModified(session.version)
-        }
-        return Responses.sessionBody(200, presentation.serialized(), session)
+        return try Responses.read(presentation.serialized(), of: session, for: request)
     }
 
     private func updatePresentation(_ request: HTTPRequest, reply: HTTPReply) throws {
@@ -396,7 +389,7 @@ struct Endpoints: Sendable {
             object.write("position", integer: Int64(found.position))
             object.write("entry", found.entry)
         }
-        return Responses.sessionBody(200, writer.bytes, session)
+        return try Responses.read(writer.bytes, of: session, for: request)
     }
 
     private func pop(_ request: HTTPRequest, reply: HTTPReply) throws {
@@ -486,7 +479,7 @@ struct Endpoints: Sendable {
             object.write("version", integer: session.version)
             object.write("next", next)
         }
-        return Responses.sessionBody(200, writer.bytes, session)
+        return try Responses.read(writer.bytes, of: session, for: request)
     }
 
     private func transition(_ request: HTTPRequest) throws -> HTTPResponse {
@@ -509,8 +502,8 @@ struct Endpoints: Sendable {
             throw Problem.versionGone(from)
         }
         let plan = TransitionPlan(from: old, to: NavigationShape(session))
-        return Responses.session(
-            200, ["from": JSONValue(from), "to": JSONValue(session.version), "transition": plan.json], session)
+        let body: JSONValue = ["from": JSONValue(from), "to": JSONValue(session.version), "transition": plan.json]
+        return try Responses.read(body.serialized(), of: session, for: request)
     }
 
     // MARK: Destinations

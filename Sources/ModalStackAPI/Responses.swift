@@ -18,13 +18,6 @@ enum Responses {
         return HTTPResponse(status: status, headers: headers, body: body)
     }
 
-    /// A view of a session's state, tagged with the session's version.
-    static func session(_ status: Int, _ value: JSONValue, _ session: Session, headers: HTTPHeaders = HTTPHeaders())
-        -> HTTPResponse
-    {
-        json(status, value, headers: tagged(headers, session))
-    }
-
     /// The session's state, tagged with its version.
     static func session(_ status: Int, _ session: Session, headers: HTTPHeaders = HTTPHeaders()) -> HTTPResponse {
         sessionBody(status, session.serialized(), session, headers: headers)
@@ -35,6 +28,17 @@ enum Responses {
         -> HTTPResponse
     {
         json(status, serialized: body, headers: tagged(headers, session))
+    }
+
+    /// A read of the session (one of its presentations or path entries, a page of its events, a
+    /// transition): `304` without a body when `If-None-Match` names the session's version, else
+    /// `200` with `body`. Checked last, as RFC 9110 §13.2.1 asks: a request that fails without the
+    /// header fails the same with it.
+    static func read(_ body: [UInt8], of session: Session, for request: HTTPRequest) throws -> HTTPResponse {
+        if let condition = try request.ifNoneMatch(), condition.matches(session.version, weakly: true) {
+            return notModified(session.version)
+        }
+        return sessionBody(200, body, session)
     }
 
     /// `304 Not Modified`, without a body, tagged with the session's version.

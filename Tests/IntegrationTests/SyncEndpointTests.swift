@@ -26,6 +26,44 @@ struct SyncEndpointTests {
         #expect(try client.call("GET", base, headers: ["If-None-Match": "*"]).status == 304)
     }
 
+    @Test("the other reads of a session honour If-None-Match: a presentation, a path entry, events, a transition")
+    func conditionalReads() throws {
+        let server = try ServerProcess()
+        let client = server.client()
+        let base = "/v1/sessions/\(uniqueSessionID())"
+        let entry = try #require(
+            try client.call("POST", "\(base)/path", json: ["destination": "home"]).headers["Location"])
+        let presentation = try #require(
+            try client.call("POST", "\(base)/presentations", json: ["destination": "settings"]).headers["Location"])
+        let reads = [presentation, entry, "\(base)/events?after=0", "\(base)/transition?from=1"]
+        for path in reads {
+            let read = try client.call("GET", path)
+            #expect(read.status == 200, "\(path)")
+            #expect(read.headers["ETag"] == "\"2\"", "\(path)")
+            let unchanged = try client.call("GET", path, headers: ["If-None-Match": "W/\"1\", \"2\""])
+            #expect(unchanged.status == 304, "\(path)")
+            #expect(unchanged.raw.isEmpty, "\(path)")
+            #expect(unchanged.headers["ETag"] == "\"2\"", "\(path)")
+            #expect(try client.call("GET", path, headers: ["If-None-Match": "\"1\""]).status == 200, "\(path)")
+            let malformed = try client.call("GET", path, headers: ["If-None-Match": "\"2"])
+            #expect(malformed.problemSlug == "invalid-header", "\(path)")
+        }
+        // A read that fails without the header fails the same with it (RFC 9110 §13.2.1).
+        let failing = [
+            ("\(base)/presentations/nope", "presentation-not-found"), ("\(base)/path/nope", "entry-not-found"),
+            ("\(base)/events?after=9", "invalid-parameter"), ("\(base)/transition?from=9", "invalid-parameter"),
+        ]
+        for (path, slug) in failing {
+            #expect(try client.call("GET", path, headers: ["If-None-Match": "\"2\""]).problemSlug == slug, "\(path)")
+        }
+        try client.call("POST", "\(base)/presentations", json: ["destination": "help"])
+        for path in reads {
+            let changed = try client.call("GET", path, headers: ["If-None-Match": "\"2\""])
+            #expect(changed.status == 200, "\(path)")
+            #expect(changed.headers["ETag"] == "\"3\"", "\(path)")
+        }
+    }
+
     @Test("a stale If-Match is a 412 with the current version, and nothing changes")
     func ifMatch() throws {
         let server = try ServerProcess()

@@ -5,10 +5,3 @@ import ModalStackResources
 enum OpenAPIDocument {
     static let bytes: [UInt8] = [UInt8](modalstack_openapi_yaml())
 }
-
-extension [UInt8] {
-    /// A copy of a file compiled into the binary.
-    init(_ file: EmbeddedFile) {
-        self.init(UnsafeBufferPointer(start: file.bytes, count: file.count))
-    }
-}

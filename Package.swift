@@ -65,15 +65,23 @@ var package = Package(
         ),
         // openapi.yaml and the inspector's files, compiled in with C23's #embed.
         .target(name: "ModalStackResources", exclude: ["inspector"]),
+        // The engines composed: the executable and the in-process test server open their store here.
+        .target(
+            name: "ModalStackStorage",
+            dependencies: ["ModalStackAPI", "ModalStackStore", "ModalStackSQLite", "ModalStackPostgres", "Timekeeping"]
+        ),
         .executableTarget(
             name: "modalstack",
-            dependencies: ["ModalStackAPI", "ModalStackStore", "ModalStackSQLite", "ModalStackPostgres", "Timekeeping"]
+            dependencies: ["ModalStackAPI", "ModalStackStorage", "Timekeeping"]
         ),
         .target(name: "ModalStackClient"),
         // For the test targets only: no product and no other target depends on it.
         .target(
             name: "ModalStackTestSupport",
-            dependencies: ["ModalStackHTTP", "ModalStackCore", "ModalStackStore", "Locking", "Timekeeping"]
+            dependencies: [
+                "ModalStackHTTP", "ModalStackCore", "ModalStackStore", "ModalStackService", "ModalStackAPI",
+                "ModalStackStorage", "Locking", "Timekeeping",
+            ]
         ),
 
         .testTarget(name: "ModalStackCoreTests", dependencies: ["ModalStackCore", "ModalStackTestSupport"]),
@@ -121,7 +129,10 @@ var package = Package(
             dependencies: ["ModalStackClient", "ModalStackTestSupport", "ModalStackHTTP", "modalstack"],
             exclude: ["Fixtures"]
         ),
-        .testTarget(name: "ModalStackTestSupportTests", dependencies: ["ModalStackTestSupport", "ModalStackHTTP"]),
+        .testTarget(
+            name: "ModalStackTestSupportTests",
+            dependencies: ["ModalStackTestSupport", "ModalStackHTTP", "ModalStackCore"]
+        ),
         // libFuzzer targets for every parser, run by scripts/fuzz. Built normally it is a replayer
         // (`ModalStackFuzz json FILE…`); scripts/fuzz builds it with `-sanitize=fuzzer` and `-DFUZZING`,
         // and libFuzzer brings `main`.

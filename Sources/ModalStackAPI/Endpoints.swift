@@ -178,7 +178,8 @@ struct Endpoints: Sendable {
     private func createSessionWithServerID(_ request: HTTPRequest, reply: HTTPReply) throws {
         let options = try SessionOptions(json: try request.jsonBody(emptyBody: [:]))
         try changes.submit(
-            .create(options), onSession: RandomID.make(), createIfMissing: true, request: request, idempotencyScope: "",
+            .create(options), onSession: service.makeID(), createIfMissing: true, request: request,
+            idempotencyScope: "",
             reply: reply
         ) { outcome, document in sessionCreated(outcome, document, to: request) }
     }

@@ -28,6 +28,8 @@ public final class SessionService: Sendable {
     public let catalog: Catalog?
     let metrics: any CommitMetrics
     let time: any TimeSource
+    /// Makes the ids of new sessions and presentations.
+    public let makeID: @Sendable () -> String
     public let notifier = SessionNotifier()
     let workingSet: WorkingSet
     /// Changes applied but not yet committed, and the queue of commits.
@@ -43,13 +45,15 @@ public final class SessionService: Sendable {
 
     public init(
         store: any SessionStore, rules: SessionRules, catalog: Catalog?, metrics: any CommitMetrics,
-        workingSetCapacity: Int, time: any TimeSource = SystemTime()
+        workingSetCapacity: Int, time: any TimeSource = SystemTime(),
+        makeID: @escaping @Sendable () -> String = RandomID.make
     ) {
         self.store = store
         self.rules = rules
         self.catalog = catalog
         self.metrics = metrics
         self.time = time
+        self.makeID = makeID
         self.workingSet = WorkingSet(capacity: workingSetCapacity)
         store.observeOtherWriters { [weak self] id in self?.changedElsewhere(id) }
     }
@@ -305,7 +309,7 @@ public final class SessionService: Sendable {
         guard let current = live ?? (request.createsSession ? unwritten : nil) else {
             return .answered(.refused(.sessionNotFound(id)))
         }
-        let context = CommandContext(now: now, rules: rules, catalog: catalog, makeID: RandomID.make)
+        let context = CommandContext(now: now, rules: rules, catalog: catalog, makeID: makeID)
         let outcome: CommandOutcome
         do {
             outcome = try current.applying(request.command, in: context)

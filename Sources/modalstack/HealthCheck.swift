@@ -8,7 +8,8 @@ enum HealthCheck {
         let host = ["0.0.0.0", "::", ""].contains(configuration.host) ? "127.0.0.1" : configuration.host
         let probe = StatusProbe(host: host, port: configuration.port, timeoutSeconds: 2)
         do {
-            let key = configuration.authenticateOperations ? try ModalStackServer.apiKeys(configuration).first : nil
+            let key =
+                configuration.authenticateOperations ? try ModalStackApplication.apiKeys(configuration).first : nil
             let status = try probe.status(of: "/livez", key: key)
             guard status == 200 else {
                 Environment.log("healthcheck: /livez answered \(status)")

@@ -1,5 +1,6 @@
 import Glibc
 import ModalStackAPI
+import ModalStackStorage
 import Timekeeping
 
 // Kept thin: read the configuration, start the server, stop it on SIGTERM or SIGINT.
@@ -37,14 +38,14 @@ let server: ModalStackServer
 do {
     let time = SystemTime()
     server = try ModalStackServer(configuration: configuration, time: time) { configuration in
-        try StoreEngine.open(configuration, time: time)
+        try Storage.open(configuration, time: time)
     }
     try server.start()
 } catch {
     Environment.fail("modalstack: cannot start: \(error)", status: 1)
 }
 Environment.log(
-    "modalstack: listening on \(configuration.host):\(server.boundPort), database \(StoreEngine.describe(configuration))"
+    "modalstack: listening on \(configuration.host):\(server.boundPort), database \(Storage.describe(configuration))"
 )
 
 var received: Int32 = 0

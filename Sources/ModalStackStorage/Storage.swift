@@ -5,10 +5,11 @@ import ModalStackSQLite
 import ModalStackStore
 import Timekeeping
 
-/// The store engine, chosen and set up from the configuration: PostgreSQL when a database URL
-/// is given (instances may share it), otherwise the embedded SQLite file.
-enum StoreEngine {
-    static func open(_ configuration: ServerConfiguration, time: any TimeSource) throws -> any SessionStore {
+/// Where sessions live, chosen and set up from the configuration: PostgreSQL when a database URL
+/// is given (instances may share it), otherwise the embedded SQLite file. The executable and the
+/// in-process test server open their store here.
+public enum Storage {
+    public static func open(_ configuration: ServerConfiguration, time: any TimeSource) throws -> any SessionStore {
         if let url = configuration.databaseURL {
             guard configuration.maxDatabaseBytes == 0 else {
                 throw ConfigurationError("--max-db-size is for the SQLite file; PostgreSQL has its own quotas")
@@ -24,7 +25,7 @@ enum StoreEngine {
     }
 
     /// Where sessions live, for the start-up line (a PostgreSQL URL without its password).
-    static func describe(_ configuration: ServerConfiguration) -> String {
+    public static func describe(_ configuration: ServerConfiguration) -> String {
         configuration.databaseURL.map { "PostgreSQL " + PostgresSessionStore.withoutPassword($0) }
             ?? "SQLite " + configuration.databasePath
     }

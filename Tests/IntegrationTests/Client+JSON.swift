@@ -33,7 +33,7 @@ struct JSONResponse {
     }
 }
 
-extension HTTPClient {
+extension TestClient {
     @discardableResult
     func call(_ method: String, _ path: String, json: JSONValue? = nil, headers: HTTPHeaders = [:]) throws
         -> JSONResponse

@@ -14,7 +14,7 @@ struct ErrorTests {
             String(repeating: "[", count: 60_000),
         ])
     func malformedJSON(body: String) throws {
-        let server = try ServerProcess()
+        let server = try endpointServer()
         let client = server.client()
         let id = uniqueSessionID()
         let response = try client.call("POST", "/v1/sessions/\(id)/presentations", rawBody: body)
@@ -25,7 +25,7 @@ struct ErrorTests {
 
     @Test("a number beyond a double's range is a 400 naming it; a big integer is kept as sent")
     func numberRange() throws {
-        let server = try ServerProcess()
+        let server = try endpointServer()
         let client = server.client()
         let base = "/v1/sessions/\(uniqueSessionID())"
         let infinite = try client.call(
@@ -45,7 +45,7 @@ struct ErrorTests {
 
     @Test("invalid UTF-8 in the body is a 400")
     func invalidUTF8() throws {
-        let server = try ServerProcess()
+        let server = try endpointServer()
         let client = server.client()
         let body: [UInt8] = Array(#"{"destination":""#.utf8) + [0xC0, 0x80] + Array(#""}"#.utf8)
         let response = JSONResponse(
@@ -57,7 +57,7 @@ struct ErrorTests {
 
     @Test("wrong types and missing fields are a 422 listing each pointer")
     func validation() throws {
-        let server = try ServerProcess()
+        let server = try endpointServer()
         let client = server.client()
         let id = uniqueSessionID()
         let response = try client.call(
@@ -76,7 +76,7 @@ struct ErrorTests {
 
     @Test("a payload over 16 KiB is a 422 on /payload")
     func payloadTooLarge() throws {
-        let server = try ServerProcess()
+        let server = try endpointServer()
         let client = server.client()
         let big = String(repeating: "x", count: 17 * 1024)
         let response = try client.call(
@@ -90,7 +90,7 @@ struct ErrorTests {
         "a body that is not JSON by its Content-Type is a 415",
         arguments: ["text/plain", "application/x-www-form-urlencoded", nil] as [String?])
     func unsupportedMediaType(contentType: String?) throws {
-        let server = try ServerProcess()
+        let server = try endpointServer()
         let client = server.client()
         let response = try client.call(
             "POST", "/v1/sessions/\(uniqueSessionID())/presentations", rawBody: #"{"destination":"a"}"#,
@@ -105,7 +105,7 @@ struct ErrorTests {
 
     @Test("an unknown path is a 404 problem; a wrong method is a 405 with Allow")
     func routing() throws {
-        let server = try ServerProcess()
+        let server = try endpointServer()
         let client = server.client()
         let unknown = try client.call("GET", "/v2/nothing")
         #expect(unknown.status == 404)

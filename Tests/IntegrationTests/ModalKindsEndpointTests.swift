@@ -17,7 +17,7 @@ struct ModalKindsEndpointTests {
     @Test(
         "the multi-dialog screen: an alert over sheets queues what comes next, its answer goes back, the queue drains")
     func multiDialogScreen() throws {
-        let server = try ServerProcess()
+        let server = try endpointServer()
         let client = server.client()
         let id = uniqueSessionID()
         let base = "/v1/sessions/\(id)"
@@ -67,7 +67,7 @@ struct ModalKindsEndpointTests {
 
     @Test("a confirmation dialog dismissed without an answer records its cancel button")
     func cancelByDefault() throws {
-        let server = try ServerProcess()
+        let server = try endpointServer()
         let client = server.client()
         let base = "/v1/sessions/\(uniqueSessionID())"
         let dialog = try client.call(
@@ -83,7 +83,7 @@ struct ModalKindsEndpointTests {
 
     @Test("a progress dialog updates in place with PATCH; completed past total is a 422")
     func progress() throws {
-        let server = try ServerProcess()
+        let server = try endpointServer()
         let client = server.client()
         let base = "/v1/sessions/\(uniqueSessionID())"
         let sync = try client.call(
@@ -109,7 +109,7 @@ struct ModalKindsEndpointTests {
 
     @Test("a wrong field for a style is a 422 with its pointer")
     func wrongFieldForStyle() throws {
-        let server = try ServerProcess()
+        let server = try endpointServer()
         let client = server.client()
         let base = "/v1/sessions/\(uniqueSessionID())"
         let buttonsOnSheet = try client.call(
@@ -128,7 +128,7 @@ struct ModalKindsEndpointTests {
 
     @Test("a locked presentation is only dismissed with force")
     func locked() throws {
-        let server = try ServerProcess()
+        let server = try endpointServer()
         let client = server.client()
         let base = "/v1/sessions/\(uniqueSessionID())"
         let paywall = try client.call(
@@ -146,7 +146,7 @@ struct ModalKindsEndpointTests {
 
     @Test("a full queue is a 409 queue-full", .enabled(if: ServerProcess.isLocal))
     func queueFull() throws {
-        let server = try ServerProcess(arguments: ["--max-depth", "1", "--queue-size", "1"])
+        let server = try endpointServer(arguments: ["--max-depth", "1", "--queue-size", "1"])
         let client = server.client()
         let base = "/v1/sessions/\(uniqueSessionID())"
         #expect(try client.call("POST", "\(base)/presentations", json: ["destination": "a"]).status == 201)
@@ -161,7 +161,7 @@ struct ModalKindsEndpointTests {
 struct CatalogEndpointTests {
     @Test("with the seeds' catalog, unknown destinations, wrong styles and bad payloads are 422s")
     func catalogValidation() throws {
-        let server = try ServerProcess(arguments: ["--catalog", seedsCatalogPath])
+        let server = try endpointServer(arguments: ["--catalog", seedsCatalogPath])
         let client = server.client()
         let base = "/v1/sessions/\(uniqueSessionID())"
         let unknown = try client.call("POST", "\(base)/presentations", json: ["destination": "nowhere"])
@@ -186,7 +186,7 @@ struct CatalogEndpointTests {
 
     @Test("without a catalog the service runs open")
     func openMode() throws {
-        let server = try ServerProcess()
+        let server = try endpointServer()
         let response = try server.client().call("GET", "/v1/destinations")
         #expect(response.json == ["mode": "open", "destinations": []])
     }

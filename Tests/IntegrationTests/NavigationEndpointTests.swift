@@ -12,7 +12,7 @@ import Testing
 struct NavigationEndpointTests {
     @Test("the README's deep link: onboarding → downloads with an item pushed inside it, then back to root")
     func deepLinkWalkThrough() throws {
-        let server = try ServerProcess(arguments: ["--catalog", seedsCatalogPath])
+        let server = try endpointServer(arguments: ["--catalog", seedsCatalogPath])
         let client = server.client()
         let id = uniqueSessionID()
         let resolved = try client.call("GET", "/v1/links/resolve?url=myapp%3A%2F%2Fonboarding%2Fdownloads%2F42")
@@ -48,7 +48,7 @@ struct NavigationEndpointTests {
 
     @Test("push and pop: Location, the entry, an update in place, a pop with a result, the levels")
     func pushAndPop() throws {
-        let server = try ServerProcess()
+        let server = try endpointServer()
         let client = server.client()
         let id = uniqueSessionID()
         let base = "/v1/sessions/\(id)"
@@ -92,7 +92,7 @@ struct NavigationEndpointTests {
 
     @Test("each refusal is its problem, and changes nothing")
     func refusals() throws {
-        let server = try ServerProcess(arguments: ["--catalog", seedsCatalogPath, "--max-path-depth", "2"])
+        let server = try endpointServer(arguments: ["--catalog", seedsCatalogPath, "--max-path-depth", "2"])
         let client = server.client()
         let id = uniqueSessionID()
         let base = "/v1/sessions/\(id)"
@@ -150,7 +150,7 @@ struct NavigationEndpointTests {
 
     @Test("If-Match guards a pop, an Idempotency-Key replays a push")
     func preconditionsAndReplays() throws {
-        let server = try ServerProcess()
+        let server = try endpointServer()
         let client = server.client()
         let id = uniqueSessionID()
         let base = "/v1/sessions/\(id)"

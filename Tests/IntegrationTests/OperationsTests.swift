@@ -21,7 +21,7 @@ struct OperationsTests {
         let directory = try TemporaryDirectory()
         let keyFile = directory.appending("keys")
         try Data("# rotated in\nkey-three\n".utf8).write(to: URL(fileURLWithPath: keyFile))
-        let server = try ServerProcess(arguments: ["--api-key", "key-one, key-two", "--api-key-file", keyFile])
+        let server = try endpointServer(arguments: ["--api-key", "key-one, key-two", "--api-key-file", keyFile])
         let client = server.client()
         let path = "/v1/sessions/\(uniqueSessionID())"
         let missing = try client.call("PUT", path)
@@ -42,7 +42,7 @@ struct OperationsTests {
 
     @Test("with API keys and tokens, a wrong key is not taken for a token; a write token reads what any client may")
     func keysAndTokens() throws {
-        let server = try ServerProcess(arguments: [
+        let server = try endpointServer(arguments: [
             "--api-key", "key-one", "--token-secret", "a-token-secret-of-thirty-two-bytes!",
         ])
         let client = server.client()
@@ -65,7 +65,7 @@ struct OperationsTests {
 
     @Test("--auth-operations protects health and metrics too")
     func protectedOperations() throws {
-        let server = try ServerProcess(arguments: ["--api-key", "k", "--auth-operations", "true"])
+        let server = try endpointServer(arguments: ["--api-key", "k", "--auth-operations", "true"])
         let client = server.client()
         #expect(try client.call("GET", "/metrics").status == 401)
         #expect(try client.call("GET", "/readyz", headers: ["Authorization": "Bearer k"]).status == 200)
@@ -105,7 +105,7 @@ struct OperationsTests {
     @Test(
         "every navigation event has its series from the start, at 0; a replaced stack counts what it presented too")
     func presentationEventSeries() throws {
-        let server = try ServerProcess()
+        let server = try endpointServer()
         let client = server.client()
         func events(_ kind: SessionEvent.Kind) throws -> Double? {
             metric(
@@ -155,7 +155,7 @@ struct OperationsTests {
 
     @Test("sessions idle past their TTL read as 404 and are swept")
     func expiry() throws {
-        let server = try ServerProcess(arguments: ["--session-ttl", "1"])
+        let server = try endpointServer(arguments: ["--session-ttl", "1"])
         let client = server.client()
         let short = uniqueSessionID()
         let long = uniqueSessionID()

@@ -8,7 +8,7 @@ import Testing
 struct PresentationEndpointTests {
     @Test("the seeds' story: settings, help on top with a payload, dismiss")
     func seedsStory() throws {
-        let server = try ServerProcess()
+        let server = try endpointServer()
         let client = server.client()
         let id = uniqueSessionID()
         let settings = try client.call("POST", "/v1/sessions/\(id)/presentations", json: ["destination": "settings"])
@@ -44,7 +44,7 @@ struct PresentationEndpointTests {
 
     @Test("Prefer: return=minimal answers every change with its version and transition only, same status and tags")
     func minimalReturn() throws {
-        let server = try ServerProcess()
+        let server = try endpointServer()
         let client = server.client()
         let id = uniqueSessionID()
         let minimal: HTTPHeaders = ["Prefer": "respond-async, return=minimal"]
@@ -105,7 +105,7 @@ struct PresentationEndpointTests {
 
     @Test("the same key on top updates in place (200); lower on the stack is a 409 that says where")
     func keys() throws {
-        let server = try ServerProcess()
+        let server = try endpointServer()
         let client = server.client()
         let id = uniqueSessionID()
         let first = try client.call(
@@ -128,7 +128,7 @@ struct PresentationEndpointTests {
 
     @Test("presenting past the maximum depth with whenBlocked reject is a 409 stack-full and changes nothing")
     func depth() throws {
-        let server = try ServerProcess(arguments: ServerProcess.isLocal ? ["--max-depth", "3"] : [])
+        let server = try endpointServer(arguments: ServerProcess.isLocal ? ["--max-depth", "3"] : [])
         let client = server.client()
         let id = uniqueSessionID()
         let depth = ServerProcess.isLocal ? 3 : 8
@@ -149,7 +149,7 @@ struct PresentationEndpointTests {
 
     @Test("dismiss by count, to, all, by DELETE; an empty stack is a 409")
     func dismissForms() throws {
-        let server = try ServerProcess()
+        let server = try endpointServer()
         let client = server.client()
         let id = uniqueSessionID()
         var ids: [String] = []
@@ -189,7 +189,7 @@ struct PresentationEndpointTests {
 
     @Test("a dismissed presentation is refused as dismissed, a queued one as queued, where GET finds them")
     func dismissedAndQueuedAreNamed() throws {
-        let server = try ServerProcess()
+        let server = try endpointServer()
         let client = server.client()
         let base = "/v1/sessions/\(uniqueSessionID())"
         let alert = try client.call(
@@ -239,7 +239,7 @@ struct PresentationEndpointTests {
 
     @Test("GET of a presentation is tagged with the session's version; If-None-Match with it is a 304")
     func presentationTags() throws {
-        let server = try ServerProcess()
+        let server = try endpointServer()
         let client = server.client()
         let base = "/v1/sessions/\(uniqueSessionID())"
         let presented = try client.call("POST", "\(base)/presentations", json: ["destination": "settings"])
@@ -259,7 +259,7 @@ struct PresentationEndpointTests {
 
     @Test("dismiss all clears the stack in one version")
     func dismissAll() throws {
-        let server = try ServerProcess()
+        let server = try endpointServer()
         let client = server.client()
         let id = uniqueSessionID()
         for name in ["a", "b", "c"] {
@@ -274,7 +274,7 @@ struct PresentationEndpointTests {
 
     @Test("PUT stack replaces it atomically, keeping the identity of the unchanged bottom")
     func replaceStack() throws {
-        let server = try ServerProcess()
+        let server = try endpointServer()
         let client = server.client()
         let id = uniqueSessionID()
         let settings = try client.call("POST", "/v1/sessions/\(id)/presentations", json: ["destination": "settings"])

@@ -8,7 +8,7 @@ import Testing
 struct SessionEndpointTests {
     @Test("PUT creates a session (201), then finds it (200); GET returns the state")
     func putAndGet() throws {
-        let server = try ServerProcess()
+        let server = try endpointServer()
         let client = server.client()
         let id = uniqueSessionID()
         let created = try client.call("PUT", "/v1/sessions/\(id)")
@@ -30,7 +30,7 @@ struct SessionEndpointTests {
 
     @Test("PUT with another ttl than the existing session's is a 409 session-exists; the same ttl finds it")
     func putWithAnotherTTL() throws {
-        let server = try ServerProcess()
+        let server = try endpointServer()
         let client = server.client()
         let path = "/v1/sessions/\(uniqueSessionID())"
         #expect(try client.call("PUT", path, json: ["ttl": 60]).status == 201)
@@ -44,7 +44,7 @@ struct SessionEndpointTests {
 
     @Test("POST /v1/sessions makes an id and a Location that resolves")
     func postMakesID() throws {
-        let server = try ServerProcess()
+        let server = try endpointServer()
         let client = server.client()
         let created = try client.call("POST", "/v1/sessions")
         #expect(created.status == 201)
@@ -65,7 +65,7 @@ struct SessionEndpointTests {
 
     @Test("a session never written is 404; a deleted one is gone")
     func notFoundAndDelete() throws {
-        let server = try ServerProcess()
+        let server = try endpointServer()
         let client = server.client()
         let id = uniqueSessionID()
         let missing = try client.call("GET", "/v1/sessions/\(id)")
@@ -86,7 +86,7 @@ struct SessionEndpointTests {
             String(repeating: "a", count: 129), "bad%20id", "a%2Fb", "%27%3B%20DROP%20TABLE%20sessions",
         ])
     func invalidSessionID(id: String) throws {
-        let server = try ServerProcess()
+        let server = try endpointServer()
         let client = server.client()
         let response = try client.call("PUT", "/v1/sessions/\(id)")
         #expect(response.status == 400)
@@ -96,7 +96,7 @@ struct SessionEndpointTests {
 
     @Test("health endpoints and the served contract")
     func healthAndSpec() throws {
-        let server = try ServerProcess()
+        let server = try endpointServer()
         let client = server.client()
         let live = try client.call("GET", "/livez")
         #expect(live.status == 200)

@@ -10,7 +10,7 @@ import Testing
 struct SyncEndpointTests {
     @Test("every session response carries ETag; If-None-Match answers 304 while unchanged")
     func etags() throws {
-        let server = try ServerProcess()
+        let server = try endpointServer()
         let client = server.client()
         let base = "/v1/sessions/\(uniqueSessionID())"
         let created = try client.call("POST", "\(base)/presentations", json: ["destination": "settings"])
@@ -28,7 +28,7 @@ struct SyncEndpointTests {
 
     @Test("the other reads of a session honour If-None-Match: a presentation, a path entry, events, a transition")
     func conditionalReads() throws {
-        let server = try ServerProcess()
+        let server = try endpointServer()
         let client = server.client()
         let base = "/v1/sessions/\(uniqueSessionID())"
         let entry = try #require(
@@ -66,7 +66,7 @@ struct SyncEndpointTests {
 
     @Test("a stale If-Match is a 412 with the current version, and nothing changes")
     func ifMatch() throws {
-        let server = try ServerProcess()
+        let server = try endpointServer()
         let client = server.client()
         let base = "/v1/sessions/\(uniqueSessionID())"
         try client.call("POST", "\(base)/presentations", json: ["destination": "settings"])
@@ -95,7 +95,7 @@ struct SyncEndpointTests {
         "--require-if-match refuses changes without If-Match, or with *, which names no version (428)",
         .enabled(if: ServerProcess.isLocal))
     func requireIfMatch() throws {
-        let server = try ServerProcess(arguments: ["--require-if-match", "true"])
+        let server = try endpointServer(arguments: ["--require-if-match", "true"])
         let client = server.client()
         let id = uniqueSessionID()
         #expect(try client.call("PUT", "/v1/sessions/\(id)").status == 201)
@@ -117,7 +117,7 @@ struct SyncEndpointTests {
 
     @Test("a retry sent the moment the answer arrives is a replay, never a 409 for a request still in flight")
     func retryRightAfterTheAnswer() throws {
-        let server = try ServerProcess()
+        let server = try endpointServer()
         let prefix = uniqueSessionID("retry")
         // Eight clients at once, so that answers leave in batches while other requests arrive.
         let results = ThreadGroup(count: 8) { client -> [String] in
@@ -144,7 +144,7 @@ struct SyncEndpointTests {
 
     @Test("a retry with the same Idempotency-Key replays the stored response byte for byte, with no second change")
     func idempotentReplay() throws {
-        let server = try ServerProcess()
+        let server = try endpointServer()
         let client = server.client()
         let base = "/v1/sessions/\(uniqueSessionID())"
         let body: JSONValue = ["destination": "help", "payload": ["text": "Hi"]]
@@ -189,7 +189,7 @@ struct SyncEndpointTests {
 
     @Test("a retry storm: the same idempotent present from 20 connections at once yields one presentation")
     func retryStorm() throws {
-        let server = try ServerProcess()
+        let server = try endpointServer()
         let base = "/v1/sessions/\(uniqueSessionID())"
         let body = (["destination": "paywall", "payload": ["plan": "pro"]] as JSONValue).serialized()
         let results = LockedValue<[(Int, [UInt8])]>([])
@@ -219,7 +219,7 @@ struct SyncEndpointTests {
 struct WatchEndpointTests {
     @Test("a long poll is woken by a present from another connection")
     func longPollWakes() throws {
-        let server = try ServerProcess()
+        let server = try endpointServer()
         let base = "/v1/sessions/\(uniqueSessionID())"
         try server.client().call("PUT", base)
         let answer = LockedValue<JSONResponse?>(nil)
@@ -248,7 +248,7 @@ struct WatchEndpointTests {
 
     @Test("a long poll that sees no change ends with 304 after the wait; ?wait= works too")
     func longPollTimesOut() throws {
-        let server = try ServerProcess()
+        let server = try endpointServer()
         let client = server.client()
         let base = "/v1/sessions/\(uniqueSessionID())"
         try client.call("PUT", base)
@@ -262,7 +262,7 @@ struct WatchEndpointTests {
 
     @Test("the event log pages through every change, with a next link")
     func eventLog() throws {
-        let server = try ServerProcess()
+        let server = try endpointServer()
         let client = server.client()
         let base = "/v1/sessions/\(uniqueSessionID())"
         try client.call("POST", "\(base)/presentations", json: ["destination": "a"])
@@ -295,7 +295,7 @@ struct WatchEndpointTests {
 
     @Test("every change answers with its transition; GET transition plans from any logged version")
     func transitions() throws {
-        let server = try ServerProcess(arguments: ServerProcess.isLocal ? ["--event-log-size", "3"] : [])
+        let server = try endpointServer(arguments: ServerProcess.isLocal ? ["--event-log-size", "3"] : [])
         let client = server.client()
         let base = "/v1/sessions/\(uniqueSessionID())"
         let a = try client.call("POST", "\(base)/presentations", json: ["destination": "a"])

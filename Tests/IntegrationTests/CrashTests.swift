@@ -161,30 +161,31 @@ struct CrashTests {
         }
 
         // The event log holds every acknowledged version, each with its acknowledged events, in order.
-        let replay = EventReplay(try reader.eventLog(of: id))
+        let replay = EventReplay(try reader.loggedChanges(of: id))
         for fault in replay.faults {
             report.faults.append("\(id): event log: \(fault)")
         }
-        if replay.finalState.stack != storedStack {
+        if replay.finalSession.stackIDs != storedStack {
             report.faults.append(
-                "\(id): the event log replays to \(replay.finalState.stack), the session stores \(storedStack)")
+                "\(id): the event log replays to \(replay.finalSession.stackIDs), the session stores \(storedStack)")
         }
         if replay.versions != Array(1...max(storedVersion, 1)) {
             report.faults.append("\(id): event log versions \(compact(replay.versions)), expected 1...\(storedVersion)")
         }
         for ack in acks {
-            guard let state = replay.state(after: ack.version) else {
-                report.losses += 1
-                report.faults.append("\(id): acknowledged version \(ack.version) is missing from the event log")
-                continue
-            }
-            if state.stack != ack.stack {
+            guard let session = replay.session(after: ack.version) else {
                 report.losses += 1
                 report.faults.append(
-                    "\(id): the event log replays version \(ack.version) to \(state.stack), acknowledged was \(ack.stack)"
+                    "\(id): acknowledged version \(ack.version) \(replay.whyNoSession(after: ack.version))")
+                continue
+            }
+            if session.stackIDs != ack.stack {
+                report.losses += 1
+                report.faults.append(
+                    "\(id): the event log replays version \(ack.version) to \(session.stackIDs), acknowledged was \(ack.stack)"
                 )
             }
-            let events = replay.eventsByVersion[ack.version] ?? []
+            let events = replay.change(ack.version)?.events ?? []
             if let problem = ack.operation.mismatch(events: events, ack: ack) {
                 report.losses += 1
                 report.faults.append("\(id): version \(ack.version) in the event log: \(problem)")
@@ -261,9 +262,9 @@ private struct CrashWriter {
         }
 
         /// Why the logged events of an acknowledged change do not match the response; nil when they do.
-        func mismatch(events: [JSONValue], ack: Ack) -> String? {
-            let types = events.compactMap { $0["type"]?.stringValue }
-            let ids = events.map { $0["presentationId"]?.stringValue ?? "" }
+        func mismatch(events: [SessionEvent], ack: Ack) -> String? {
+            let types = events.map(\.kind.rawValue)
+            let ids = events.map { $0.presentation?.id ?? "" }
             var expectedTypes: [String] = ack.version == 1 ? ["sessionCreated"] : []
             var expectedIDs: [String] = ack.version == 1 ? [""] : []
             switch self {

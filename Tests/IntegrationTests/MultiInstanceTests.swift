@@ -127,13 +127,15 @@ struct MultiInstanceTests {
 
         // The event log, the same on both instances: versions 1…N in order, replaying to every
         // acknowledged state and to the final one.
-        let events = try setup.eventLog(of: id, limit: 97)
-        #expect(try servers[1].client().eventLog(of: id) == events, "the instances list different event logs")
-        let replay = EventReplay(events)
+        let changes = try setup.loggedChanges(of: id, limit: 97)
+        #expect(try servers[1].client().loggedChanges(of: id) == changes, "the instances list different event logs")
+        let replay = EventReplay(changes)
         #expect(replay.faults.isEmpty, "\(replay.faults.prefix(10))")
         #expect(replay.versions == Array(1...finalVersion), "the log's versions are not 1...\(finalVersion) in order")
-        #expect(replay.finalState.stack == final.json.stackIDs, "the log replays to another stack than the session's")
-        #expect(replay.finalState.queue == final.json.queueIDs, "the log replays to another queue than the session's")
+        #expect(
+            replay.finalSession.stackIDs == final.json.stackIDs, "the log replays to another stack than the session's")
+        #expect(
+            replay.finalSession.queueIDs == final.json.queueIDs, "the log replays to another queue than the session's")
         let divergences = replay.divergences(from: acks)
         #expect(
             divergences.isEmpty,
@@ -296,7 +298,7 @@ struct MultiInstanceTests {
             #expect(session.json["version"]?.intValue == 2, "instance \(index)")
             #expect(session.json["stack"]?.arrayValue?.count == 1, "instance \(index)")
         }
-        let types = try clients[2].eventLog(of: id).compactMap { $0["type"]?.stringValue }
+        let types = try clients[2].loggedChanges(of: id).flatMap(\.events).map(\.kind.rawValue)
         #expect(types == ["sessionCreated", "presented"])
     }
 
@@ -511,8 +513,7 @@ struct MultiInstanceTests {
         }
 
         // The log: every version once, each acknowledged state, and each keyed present exactly once.
-        let events = try reader.eventLog(of: id)
-        let replay = EventReplay(events)
+        let replay = EventReplay(try reader.loggedChanges(of: id))
         for fault in replay.faults {
             report.faults.append("\(id): event log: \(fault)")
         }
@@ -520,8 +521,8 @@ struct MultiInstanceTests {
             report.faults.append("\(id): event log versions \(replay.versions), expected 1...\(stored)")
         }
         var presented: [String: Int] = [:]
-        for event in events where event["type"]?.stringValue == "presented" {
-            presented[event["presentation"]?["destination"]?.stringValue ?? "?", default: 0] += 1
+        for event in replay.changes.flatMap(\.events) where event.kind == .presented {
+            presented[event.presentation?.destination ?? "?", default: 0] += 1
         }
         for ack in acks {
             if let destination = ack.destination {
@@ -535,10 +536,10 @@ struct MultiInstanceTests {
                     report.faults.append("\(id): \(ack.operation) (\(ack.key)) is in the event log \(count) times")
                 }
             }
-            if replay.state(after: ack.version)?.stack != ack.stack {
+            if replay.session(after: ack.version)?.stackIDs != ack.stack {
                 report.losses += 1
                 report.faults.append(
-                    "\(id): the log replays version \(ack.version) to \(replay.state(after: ack.version)?.stack ?? []), acknowledged \(ack.stack)"
+                    "\(id): the log replays version \(ack.version) to \(replay.session(after: ack.version)?.stackIDs ?? []), acknowledged \(ack.stack)"
                 )
             }
         }

@@ -309,120 +309,138 @@ enum SQLiteShell {
 // MARK: The event log
 
 extension HTTPClient {
-    /// Every event of the session's log, oldest first, following `next` from page to page.
-    func eventLog(of sessionID: String, limit: Int = 1000) throws -> [JSONValue] {
-        var events: [JSONValue] = []
+    /// The session's event log as change records, oldest first, following `next` from page to page.
+    func loggedChanges(of sessionID: String, limit: Int = 1000) throws -> [SessionChange] {
+        var changes: [SessionChange] = []
         var path: String? = "/v1/sessions/\(sessionID)/events?limit=\(limit)"
         var pages = 0
         while let next = path {
             let page = try call("GET", next)
-            guard page.status == 200, let batch = page.json["events"]?.arrayValue else {
+            guard page.status == 200 else {
                 throw RawConnectionError("GET \(next): \(page.status) \(String(decoding: page.raw, as: UTF8.self))")
             }
-            events += batch
+            changes += try Self.changeRecords(onPage: page.json, of: sessionID)
             path = page.json["next"]?.stringValue
             pages += 1
             if pages > 100_000 { throw RawConnectionError("the event log of \(sessionID) does not end") }
         }
-        return events
+        return changes
+    }
+
+    /// A page's `changes`, each with the flat `events` of its version (less the `version` and `at`
+    /// they repeat), read as ModalStackCore reads a change record.
+    private static func changeRecords(onPage page: JSONValue, of sessionID: String) throws -> [SessionChange] {
+        guard let events = page["events"]?.arrayValue, let summaries = page["changes"]?.arrayValue else {
+            throw RawConnectionError("not a page of the event log: \(page.jsonText)")
+        }
+        let eventsByVersion = Dictionary(grouping: events) { $0["version"]?.intValue ?? -1 }
+        var changes: [SessionChange] = []
+        for summary in summaries {
+            guard var record = summary.objectValue, let version = summary["version"]?.intValue else {
+                throw RawConnectionError("not a change summary: \(summary.jsonText)")
+            }
+            record["events"] = .array(
+                (eventsByVersion[version] ?? []).map { event in
+                    var object = event.objectValue ?? [:]
+                    object["version"] = nil
+                    object["at"] = nil
+                    return .object(object)
+                })
+            changes.append(try SessionChange(sessionID: sessionID, json: .object(record)))
+        }
+        // Every event is read, in order: the page lists them change by change.
+        let listed = changes.flatMap { change in change.events.map { _ in Int(change.version) } }
+        guard listed == events.map({ $0["version"]?.intValue ?? -1 }) else {
+            throw RawConnectionError("events out of order or of no listed change: \(page.jsonText)")
+        }
+        return changes
     }
 }
 
-/// A session's stack and queue rebuilt from its event log, version by version.
+/// A session's event log replayed from an empty session with ModalStackCore's
+/// `Session.applying(_:)`, the one function that applies a change: the session after each version.
 struct EventReplay {
-    struct State: Equatable {
-        var stack: [String] = []
-        var queue: [String] = []
-    }
-
-    /// The state after each version, in log order.
-    private(set) var states: [(version: Int, state: State)] = []
-    /// The events of each version, in order.
-    private(set) var eventsByVersion: [Int: [JSONValue]] = [:]
-    /// What could not be replayed (an event that does not fit the state), for the test to report.
+    /// The log's changes, in log order.
+    let changes: [SessionChange]
+    /// The session after each version, up to the first change that does not apply.
+    private var sessions: [Int: Session] = [:]
+    private var changesByVersion: [Int: SessionChange] = [:]
+    /// The session the log replays to (where the replay stopped, if it did).
+    private(set) var finalSession: Session
+    /// Why the log does not replay to its end, for the test to report: the first change that does
+    /// not follow from the session before it. The replay stops there.
     private(set) var faults: [String] = []
 
-    /// Replays the log from an empty session: presented and promoted push, dismissed removes (from
-    /// the stack or the queue), queued appends to the queue, replaced sets the stack.
-    init(_ events: [JSONValue]) {
-        var state = State()
-        var current: Int?
-        for event in events {
-            guard let version = event["version"]?.intValue, event["type"]?.stringValue != nil else {
-                faults.append("an event without version or type: \(event.jsonText)")
-                continue
+    init(_ changes: [SessionChange]) {
+        self.changes = changes
+        var session = Session.unwritten(id: changes.first?.sessionID ?? "", at: Timestamp(millisecondsSinceEpoch: 0))
+        for change in changes {
+            changesByVersion[Int(change.version)] = change
+            guard faults.isEmpty else { continue }
+            do {
+                session = try session.applying(change)
+                sessions[Int(change.version)] = session
+            } catch {
+                faults.append(
+                    "v\(change.version) does not apply to v\(session.version): \(error); the rest is not replayed")
             }
-            if let current, version != current {
-                states.append((current, state))
-                if version < current { faults.append("version \(version) after \(current) in the log") }
-            }
-            current = version
-            eventsByVersion[version, default: []].append(event)
-            if let fault = Self.apply(event, to: &state) { faults.append(fault) }
         }
-        if let current { states.append((current, state)) }
-        for (index, entry) in states.enumerated() { stateIndex[entry.version] = index }
-    }
-
-    private var stateIndex: [Int: Int] = [:]
-
-    /// Applies one event; returns why it does not fit the state, if it does not.
-    static func apply(_ event: JSONValue, to state: inout State) -> String? {
-        let version = event["version"]?.intValue ?? -1
-        let type = event["type"]?.stringValue ?? "?"
-        let id = event["presentationId"]?.stringValue
-        switch type {
-        case "sessionCreated", "updated":
-            return nil
-        case "presented":
-            guard let id else { return "v\(version): presented without an id" }
-            state.stack.append(id)
-        case "queued":
-            guard let id else { return "v\(version): queued without an id" }
-            state.queue.append(id)
-        case "promoted":
-            guard let id, let index = state.queue.firstIndex(of: id) else {
-                return "v\(version): promoted \(id ?? "?") that is not queued"
-            }
-            state.queue.remove(at: index)
-            state.stack.append(id)
-        case "dismissed":
-            if let id, let index = state.stack.firstIndex(of: id) {
-                state.stack.remove(at: index)
-            } else if let id, let index = state.queue.firstIndex(of: id) {
-                state.queue.remove(at: index)
-            } else {
-                return "v\(version): dismissed \(id ?? "?") that is neither presented nor queued"
-            }
-        case "replaced":
-            state.stack = event["stack"]?.arrayValue?.compactMap(\.stringValue) ?? []
-        case "pushed", "popped", "entryUpdated", "navigated":
-            return nil  // paths: ModalStackCore's `Session.applying(_:)` replays them (NavigationEndpointTests)
-        default:
-            return "v\(version): unknown event type \(type)"
-        }
-        return nil
-    }
-
-    /// `state` with `events` applied, and what did not fit.
-    static func applying(_ events: [JSONValue], to state: State) -> (state: State, faults: [String]) {
-        var state = state
-        var faults: [String] = []
-        for event in events {
-            if let fault = apply(event, to: &state) { faults.append(fault) }
-        }
-        return (state, faults)
+        finalSession = session
     }
 
     /// The versions in the log, in order.
-    var versions: [Int] { states.map(\.version) }
+    var versions: [Int] { changes.map { Int($0.version) } }
 
-    /// The state after `version`, if the log holds it.
-    func state(after version: Int) -> State? {
-        stateIndex[version].map { states[$0].state }
+    /// The change that made `version`, if the log holds it.
+    func change(_ version: Int) -> SessionChange? {
+        changesByVersion[version]
     }
 
-    var finalState: State { states.last?.state ?? State() }
+    /// The session after `version`, if the log replays to it.
+    func session(after version: Int) -> Session? {
+        sessions[version]
+    }
+
+    /// Why `session(after:)` is nil: the version is not in the log, or the replay stopped before it.
+    func whyNoSession(after version: Int) -> String {
+        change(version) == nil ? "is not in the event log" : "is in the event log, which does not replay to it"
+    }
+}
+
+extension Session {
+    /// The session an answer served (the body of `PUT /v1/sessions/{id}`, a change's `session`), read
+    /// with ModalStackCore's readers of presentations and path entries; it must write back as served.
+    init(served json: JSONValue) throws {
+        func presentations(_ key: String) throws -> [Presentation] {
+            try (json[key]?.arrayValue ?? []).map { element throws(ModalError) in try Presentation(json: element) }
+        }
+        guard let id = json["id"]?.stringValue, let version = json["version"]?.intValue,
+            let createdAt = json["createdAt"]?.stringValue.flatMap(Timestamp.init(rfc3339:)),
+            let updatedAt = json["updatedAt"]?.stringValue.flatMap(Timestamp.init(rfc3339:)),
+            let ttl = json["ttl"]?.intValue
+        else { throw RawConnectionError("not a session: \(json.jsonText)") }
+        self.init(
+            id: id, version: Int64(version), createdAt: createdAt, updatedAt: updatedAt,
+            stack: try presentations("stack"), queue: try presentations("queue"), ttlSeconds: Int64(ttl),
+            path: try (json["path"]?.arrayValue ?? []).map { element throws(ModalError) in
+                try PathEntry(json: element)
+            })
+        guard self.json == json else {
+            throw RawConnectionError("a session that reads back otherwise: \(json.jsonText)")
+        }
+    }
+
+    /// The ids of the stack, bottom first, and of the queue: what answers are compared by.
+    var stackIDs: [String] { stack.map(\.id) }
+    var queueIDs: [String] { queue.map(\.id) }
+}
+
+extension SessionEvent {
+    /// `type presentationId`, and a replace's new stack: an event in a message.
+    var summary: String {
+        ([kind.rawValue] + [presentation?.id].compactMap { $0 }).joined(separator: " ")
+            + (details["stack"].map { " stack \($0.arrayValue?.compactMap(\.stringValue) ?? [])" } ?? "")
+    }
 }
 
 extension JSONValue {
@@ -496,13 +514,13 @@ extension EventReplay {
     func divergences(from acks: [some AcknowledgedChange]) -> [String] {
         var divergences: [String] = []
         for ack in acks.sorted(by: { $0.version < $1.version }) {
-            guard let state = state(after: ack.version) else {
-                divergences.append("v\(ack.version) (\(ack.operation)) is not in the log")
+            guard let session = session(after: ack.version) else {
+                divergences.append("v\(ack.version) (\(ack.operation)) \(whyNoSession(after: ack.version))")
                 continue
             }
-            if state.stack != ack.stack || state.queue != ack.queue {
+            if session.stackIDs != ack.stack || session.queueIDs != ack.queue {
                 divergences.append(
-                    "v\(ack.version) (\(ack.operation)): acknowledged stack \(ack.stack) queue \(ack.queue), the log replays to stack \(state.stack) queue \(state.queue)"
+                    "v\(ack.version) (\(ack.operation)): acknowledged stack \(ack.stack) queue \(ack.queue), the log replays to stack \(session.stackIDs) queue \(session.queueIDs)"
                 )
             }
         }

@@ -64,16 +64,18 @@ struct SessionConcurrencyTests {
 
         // The event log, read in small pages (following `next`): the same events as in large pages,
         // strictly increasing, gap-free versions, and it replays to every state.
-        let events = try setup.eventLog(of: id, limit: 97)
-        #expect(events == (try setup.eventLog(of: id, limit: 1000)), "small pages and large pages give different logs")
-        let replay = EventReplay(events)
+        let changes = try setup.loggedChanges(of: id, limit: 97)
+        #expect(
+            changes == (try setup.loggedChanges(of: id, limit: 1000)), "small pages and large pages give different logs"
+        )
+        let replay = EventReplay(changes)
         #expect(replay.faults.isEmpty, "\(replay.faults.prefix(10))")
         let logVersions = replay.versions
         #expect(logVersions == Array(1...finalVersion), "the log's versions are not 1...\(finalVersion) in order")
-        let eventVersions = events.compactMap { $0["version"]?.intValue }
-        #expect(zip(eventVersions, eventVersions.dropFirst()).allSatisfy { $0 <= $1 }, "events out of version order")
-        #expect(replay.finalState.stack == final.json.stackIDs, "the log replays to another stack than the session's")
-        #expect(replay.finalState.queue == final.json.queueIDs, "the log replays to another queue than the session's")
+        #expect(
+            replay.finalSession.stackIDs == final.json.stackIDs, "the log replays to another stack than the session's")
+        #expect(
+            replay.finalSession.queueIDs == final.json.queueIDs, "the log replays to another queue than the session's")
         // Every acknowledged state, from the log replayed from the start…
         let sortedAcks = acks.sorted { $0.version < $1.version }
         let divergences = replay.divergences(from: acks)
@@ -81,28 +83,30 @@ struct SessionConcurrencyTests {
             divergences.isEmpty,
             "the replayed log leaves \(divergences.count) acknowledged states; the first: \(divergences.prefix(1))")
 
-        // …and each change on its own: the previous acknowledged state plus that version's events is
-        // the state its response gave (so that one faulty change does not hide the others).
-        var previous = EventReplay.State()
-        var previousVersion = 1
+        // …and each change on its own: that version's change applied to the session the previous
+        // acknowledged response served is the one its response served (so that one faulty change
+        // does not hide the others).
+        var previous = try Session(served: created.json)
         var faultyChanges: [String] = []
         for ack in sortedAcks {
-            defer {
-                previous = EventReplay.State(stack: ack.stack, queue: ack.queue)
-                previousVersion = ack.version
+            defer { previous = ack.session }
+            guard ack.session.version == previous.version + 1 else { continue }
+            let from = "v\(ack.version) (\(ack.operation)) from stack \(previous.stackIDs) queue \(previous.queueIDs)"
+            let answered = "the response says stack \(ack.stack) queue \(ack.queue)"
+            guard let change = replay.change(ack.version) else {
+                faultyChanges.append("\(from): not in the log, \(answered)")
+                continue
             }
-            guard ack.version == previousVersion + 1 else { continue }
-            let events = replay.eventsByVersion[ack.version] ?? []
-            let (state, faults) = EventReplay.applying(events, to: previous)
-            if state.stack != ack.stack || state.queue != ack.queue || !faults.isEmpty {
-                let kinds = events.map { event in
-                    [event["type"]?.stringValue, event["presentationId"]?.stringValue].compactMap { $0 }.joined(
-                        separator: " ")
-                        + (event["stack"].map { " stack \($0.arrayValue?.compactMap(\.stringValue) ?? [])" } ?? "")
+            let events = change.events.map(\.summary)
+            do {
+                let session = try previous.applying(change)
+                if session.stackIDs != ack.stack || session.queueIDs != ack.queue {
+                    faultyChanges.append(
+                        "\(from): events \(events) give stack \(session.stackIDs) queue \(session.queueIDs), \(answered)"
+                    )
                 }
-                faultyChanges.append(
-                    "v\(ack.version) (\(ack.operation)) from stack \(previous.stack) queue \(previous.queue): events \(kinds) give stack \(state.stack) queue \(state.queue)\(faults.isEmpty ? "" : " \(faults)"), the response says stack \(ack.stack) queue \(ack.queue)"
-                )
+            } catch {
+                faultyChanges.append("\(from): events \(events) do not apply (\(error)), \(answered)")
             }
         }
         #expect(
@@ -132,29 +136,27 @@ struct SessionConcurrencyTests {
         try #require(replaced.status == 200)
         let session = try #require(replaced.json["session"])
         #expect(replaced.json["promoted"]?.arrayValue?.count == 1)
-        let events = try client.eventLog(of: id)
-        let replay = EventReplay(events)
+        let replay = EventReplay(try client.loggedChanges(of: id))
         #expect(replay.faults.isEmpty, "\(replay.faults)")
-        let logged = (replay.eventsByVersion[session["version"]?.intValue ?? -1] ?? []).map { event in
-            (event["type"]?.stringValue ?? "?")
-                + (event["stack"].map { " \($0.arrayValue?.compactMap(\.stringValue) ?? [])" } ?? "")
-                + (event["presentationId"]?.stringValue.map { " \($0)" } ?? "")
-        }
+        let logged = replay.change(session["version"]?.intValue ?? -1)?.events.map(\.summary) ?? []
         #expect(
-            replay.finalState.stack == session.stackIDs,
-            "stack \(before.json.stackIDs) queue \(before.json.queueIDs), replaced to \(session.stackIDs): the logged events \(logged) replay to \(replay.finalState.stack)"
+            replay.finalSession.stackIDs == session.stackIDs,
+            "stack \(before.json.stackIDs) queue \(before.json.queueIDs), replaced to \(session.stackIDs): the logged events \(logged) replay to \(replay.finalSession.stackIDs)"
         )
-        #expect(replay.finalState.queue == session.queueIDs)
+        #expect(replay.finalSession.queueIDs == session.queueIDs)
     }
 }
 
 /// One client: random operations on the shared session until the end, one at a time.
 private struct Hammer {
     struct Ack: Sendable, AcknowledgedChange {
-        let version: Int
-        let stack: [String]
-        let queue: [String]
+        /// The session the response served.
+        let session: Session
         let operation: String
+
+        var version: Int { Int(session.version) }
+        var stack: [String] { session.stackIDs }
+        var queue: [String] { session.queueIDs }
     }
 
     struct Log: Sendable {
@@ -246,13 +248,12 @@ private struct Hammer {
             }
             log.statuses[response.status, default: 0] += 1
             if (200...299).contains(response.status) {
-                guard let session = response.json["session"], let newVersion = session["version"]?.intValue else {
+                guard let served = response.json["session"], let session = try? Session(served: served) else {
                     log.faults.append("client \(index): \(operation) answered \(response.status) without a session")
                     continue
                 }
-                log.acks.append(
-                    Ack(version: newVersion, stack: session.stackIDs, queue: session.queueIDs, operation: operation))
-                version = newVersion
+                log.acks.append(Ack(session: session, operation: operation))
+                version = Int(session.version)
                 known = session.stackIDs + session.queueIDs
             } else if let slug = response.json["type"]?.stringValue.map({ String($0.dropFirst("/problems/".count)) }),
                 Self.expectedProblems[response.status]?.contains(slug) == true

@@ -191,7 +191,7 @@ struct NavigationEndpointTests {
             }
         }
         let final = try client.call("GET", base).json
-        let changes = try loggedChanges(of: id, client)
+        let changes = try client.loggedChanges(of: id)
         #expect(changes.count == final["version"]?.intValue, "seed \(seed)")
         var session = Session.unwritten(id: id, at: Timestamp(millisecondsSinceEpoch: 0))
         for change in changes {
@@ -252,30 +252,6 @@ struct NavigationEndpointTests {
             )
         default: return ("PUT", base, nil)
         }
-    }
-
-    /// The session's log as change records, from the event pages' flat events and change summaries.
-    private func loggedChanges(of id: String, _ client: HTTPClient) throws -> [SessionChange] {
-        var changes: [SessionChange] = []
-        var path: String? = "/v1/sessions/\(id)/events?limit=1000"
-        while let next = path {
-            let page = try client.call("GET", next).json
-            let events = page["events"]?.arrayValue ?? []
-            for summary in page["changes"]?.arrayValue ?? [] {
-                var record = try #require(summary.objectValue)
-                let version = summary["version"]
-                record["events"] = .array(
-                    events.filter { $0["version"] == version }.map { event in
-                        var object = event.objectValue ?? [:]
-                        object["version"] = nil
-                        object["at"] = nil
-                        return .object(object)
-                    })
-                changes.append(try SessionChange(sessionID: id, json: .object(record)))
-            }
-            path = page["next"]?.stringValue
-        }
-        return changes
     }
 
     @Test(

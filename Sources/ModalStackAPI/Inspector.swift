@@ -1,3 +1,4 @@
+import ModalStackCore
 import ModalStackHTTP
 import ModalStackResources
 
@@ -15,6 +16,17 @@ enum Inspector {
         router.add("GET", "/inspect/inspector.js") { _ in script }
         let style = response([UInt8](modalstack_inspector_css()), type: "text/css; charset=utf-8")
         router.add("GET", "/inspect/inspector.css") { _ in style }
+        let styles = response(styleKinds.serialized(), type: "application/json")
+        router.add("GET", "/inspect/styles.json") { _ in styles }
+    }
+
+    /// Every style and whether it is alert-like, from `ModalStyle` itself, so that the page has no
+    /// list of its own: `{"styles": [{"name": "sheet", "alertLike": false}, …]}`.
+    private static var styleKinds: JSONValue {
+        [
+            "styles": .array(
+                ModalStyle.allCases.map { ["name": .string($0.rawValue), "alertLike": .bool($0.isAlertLike)] })
+        ]
     }
 
     /// No inline script or style, no eval, nothing from elsewhere, never in a frame.

@@ -17,8 +17,9 @@
   const TIMELINE_SHOWN = 100;
   const STREAM_SILENCE_MS = 65000; // reconnect when not even a heartbeat came for this long
   const SESSION_ID = /^[A-Za-z0-9._~-]{1,128}$/;
-  const STYLES = ["sheet", "fullScreenCover", "popover", "alert", "confirmationDialog", "dialog", "progress"];
-  const ALERT_LIKE = new Set(["alert", "confirmationDialog", "dialog", "progress"]);
+  // Every style, and the alert-like ones: the server's, read by `loadStyles` before anything is drawn.
+  let STYLES = [];
+  let ALERT_LIKE = new Set();
   const FRAME = { width: 390, height: 780, top: 54 }; // css px; `top`: below the status bar
   const HEADER = 48; // how much of a container stays visible above the one over it
 
@@ -274,12 +275,22 @@
 
   // ------------------------------------------------------------------ start: the credential
 
+  /** Reads the style kinds the server serves beside this script (from its own `ModalStyle`). */
+  async function loadStyles() {
+    const response = await fetch("/inspect/styles.json");
+    if (!response.ok) throw new Error(`GET /inspect/styles.json: HTTP ${response.status}`);
+    const styles = (await response.json()).styles;
+    STYLES = styles.map((s) => s.name);
+    ALERT_LIKE = new Set(styles.filter((s) => s.alertLike).map((s) => s.name));
+  }
+
   /** Asks for the first page of sessions: 401 is the prompt, anything else goes on to the URL's view. */
   async function boot() {
     stopView();
     updateCredentialState();
     let result;
     try {
+      if (STYLES.length === 0) await loadStyles();
       result = await api("GET", `/v1/sessions?limit=${LIST_LIMIT}`, { allow401: true });
     } catch (error) {
       problemArea.show(networkProblem(error), "Starting");

@@ -126,7 +126,9 @@ var package = Package(
         ),
         .testTarget(
             name: "ModalStackClientTests",
-            dependencies: ["ModalStackClient", "ModalStackTestSupport", "ModalStackHTTP", "modalstack"],
+            dependencies: [
+                "ModalStackClient", "ModalStackCore", "ModalStackTestSupport", "ModalStackHTTP", "modalstack",
+            ],
             exclude: ["Fixtures"]
         ),
         .testTarget(

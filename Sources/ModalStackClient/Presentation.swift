@@ -18,7 +18,9 @@ public enum ModalStyle: Sendable, Hashable {
     /// A progress dialog: `completed` of `total` done; `message` only when one was given.
     case progress(message: String?, total: Double, completed: Double)
 
-    /// The style's name on the wire (the spec's `ModalStyle` enum).
+    /// The style's name on the wire (the spec's `ModalStyle` enum). A copy of the server's
+    /// `ModalStyle` (ModalStackCore, which this library does not import); `StyleKindTests` holds
+    /// the two equal, alert-likeness included.
     public enum Kind: String, Codable, Sendable, Hashable, CaseIterable {
         case sheet, fullScreenCover, popover, alert, confirmationDialog, dialog, progress
 

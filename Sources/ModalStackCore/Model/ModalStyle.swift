@@ -3,6 +3,9 @@
 /// Containers (`sheet`, `fullScreenCover`, `popover`) stack over each other, like SwiftUI's
 /// `.sheet(item:)` and `.fullScreenCover(item:)` driven by one enum. Alert-like styles (`alert`,
 /// `confirmationDialog`, `dialog`, `progress`) interrupt: one at a time, always top-most.
+///
+/// The one list of styles: the inspector reads it from `/inspect/styles.json`, and the client's
+/// `ModalStyle.Kind`, a copy, is held to it by a test (`StyleKindTests`).
 public enum ModalStyle: String, Sendable, Hashable, CaseIterable {
     case sheet
     case fullScreenCover

@@ -39,16 +39,17 @@ var package = Package(
         ),
         .target(name: "Locking"),
         .target(name: "Timekeeping"),
+        .target(name: "Settings"),
         .target(name: "ModalStackCore"),
         // The store protocol and its values; each engine is a target of its own.
-        .target(name: "ModalStackStore", dependencies: ["ModalStackCore", "Timekeeping"]),
+        .target(name: "ModalStackStore", dependencies: ["ModalStackCore", "Settings", "Timekeeping"]),
         .target(
             name: "ModalStackSQLite",
-            dependencies: ["ModalStackCore", "ModalStackStore", "CSQLite", "Locking", "Timekeeping"]
+            dependencies: ["ModalStackCore", "ModalStackStore", "CSQLite", "Locking", "Settings", "Timekeeping"]
         ),
         .target(
             name: "ModalStackPostgres",
-            dependencies: ["ModalStackCore", "ModalStackStore", "CLibPQ", "Locking", "Timekeeping"]
+            dependencies: ["ModalStackCore", "ModalStackStore", "CLibPQ", "Locking", "Settings", "Timekeeping"]
         ),
         .target(
             name: "ModalStackService",
@@ -60,19 +61,22 @@ var package = Package(
             name: "ModalStackAPI",
             dependencies: [
                 "ModalStackCore", "ModalStackStore", "ModalStackService", "ModalStackHTTP", "ModalStackTokens",
-                "Locking", "Timekeeping", "ModalStackResources",
+                "Locking", "Settings", "Timekeeping", "ModalStackResources",
             ]
         ),
         // openapi.yaml and the inspector's files, compiled in with C23's #embed.
         .target(name: "ModalStackResources", exclude: ["inspector"]),
-        // The engines composed: the executable and the in-process test server open their store here.
+        // The settings of every part in one table, and the engine they choose: what the executable and
+        // the in-process test server start from.
         .target(
-            name: "ModalStackStorage",
-            dependencies: ["ModalStackAPI", "ModalStackStore", "ModalStackSQLite", "ModalStackPostgres", "Timekeeping"]
+            name: "ModalStackLaunch",
+            dependencies: [
+                "ModalStackAPI", "ModalStackStore", "ModalStackSQLite", "ModalStackPostgres", "Settings", "Timekeeping",
+            ]
         ),
         .executableTarget(
             name: "modalstack",
-            dependencies: ["ModalStackAPI", "ModalStackStorage", "Timekeeping"]
+            dependencies: ["ModalStackAPI", "ModalStackLaunch", "Timekeeping"]
         ),
         .target(name: "ModalStackClient"),
         // For the test targets only: no product and no other target depends on it.
@@ -80,7 +84,7 @@ var package = Package(
             name: "ModalStackTestSupport",
             dependencies: [
                 "ModalStackHTTP", "ModalStackCore", "ModalStackStore", "ModalStackService", "ModalStackAPI",
-                "ModalStackStorage", "Locking", "Timekeeping",
+                "ModalStackLaunch", "Locking", "Timekeeping",
             ]
         ),
 
@@ -118,7 +122,10 @@ var package = Package(
         .testTarget(name: "ModalStackHTTPTests", dependencies: ["ModalStackHTTP", "ModalStackTestSupport", "Locking"]),
         .testTarget(
             name: "ModalStackAPITests",
-            dependencies: ["ModalStackAPI", "ModalStackCore", "ModalStackStore", "ModalStackService", "ModalStackHTTP"]
+            dependencies: [
+                "ModalStackAPI", "ModalStackCore", "ModalStackStore", "ModalStackService", "ModalStackHTTP",
+                "ModalStackTestSupport",
+            ]
         ),
         .testTarget(
             name: "IntegrationTests",
@@ -130,6 +137,10 @@ var package = Package(
                 "ModalStackClient", "ModalStackCore", "ModalStackTestSupport", "ModalStackHTTP", "modalstack",
             ],
             exclude: ["Fixtures"]
+        ),
+        .testTarget(
+            name: "ModalStackLaunchTests",
+            dependencies: ["ModalStackLaunch", "ModalStackAPI", "ModalStackSQLite", "ModalStackStore", "Settings"]
         ),
         .testTarget(
             name: "ModalStackTestSupportTests",

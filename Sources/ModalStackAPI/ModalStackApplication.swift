@@ -23,21 +23,21 @@ public final class ModalStackApplication: Sendable {
     private let methods: Set<String>
 
     /// Reads the files the configuration names, then opens the store with `openStore` (so a bad
-    /// file leaves no database behind). The application closes the store in ``stop()``.
+    /// file leaves no database behind; the engine and its options are the caller's). The application closes the store in ``stop()``.
     /// - Parameters:
     ///   - time: Where every clock and timer reads the time.
     ///   - makeID: Makes presentation and session ids; unguessable ones by default.
     public init(
         configuration: ServerConfiguration, time: any TimeSource = SystemTime(),
         makeID: @escaping @Sendable () -> String = RandomID.make,
-        openStore: (ServerConfiguration) throws -> any SessionStore
+        openStore: () throws -> any SessionStore
     ) throws {
         self.configuration = configuration
         self.time = time
         let catalog = try configuration.catalogPath.map(Self.loadCatalog)
         let apiKeys = try Self.apiKeys(configuration)
         let tokenKeys = try Self.loadTokenKeys(configuration)
-        let store = try openStore(configuration)
+        let store = try openStore()
         let metrics = Metrics()
         let rules = SessionRules(
             maxDepth: configuration.maxDepth, queueSize: configuration.queueSize,

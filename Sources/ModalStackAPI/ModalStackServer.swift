@@ -11,7 +11,7 @@ public final class ModalStackServer: Sendable {
     /// and the HTTP server; nothing listens yet. The server closes the store when it stops.
     public init(
         configuration: ServerConfiguration, time: any TimeSource = SystemTime(),
-        openStore: (ServerConfiguration) throws -> any SessionStore
+        openStore: () throws -> any SessionStore
     ) throws {
         let application = try ModalStackApplication(configuration: configuration, time: time, openStore: openStore)
         var httpConfiguration = HTTPServer.Configuration()

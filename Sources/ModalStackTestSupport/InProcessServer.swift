@@ -2,8 +2,8 @@ import Dispatch
 import Locking
 import ModalStackAPI
 import ModalStackHTTP
+import ModalStackLaunch
 import ModalStackService
-import ModalStackStorage
 import Timekeeping
 
 /// The real application — router, endpoints, service and store — in this process with no socket:
@@ -36,9 +36,9 @@ public final class InProcessServer: @unchecked Sendable {
             let server = try PostgresServer.shared()
             database = ["--database-url", server.url(database: try server.createDatabase("in-process"))]
         }
-        let configuration = try ServerConfiguration.parse(arguments: database + arguments, environment: [:])
-        application = try ModalStackApplication(configuration: configuration, time: time, makeID: makeID) {
-            try Storage.open($0, time: time)
+        let configuration = try LaunchConfiguration.parse(arguments: database + arguments, environment: [:])
+        application = try ModalStackApplication(configuration: configuration.server, time: time, makeID: makeID) {
+            try Storage.open(configuration.storage, time: time)
         }
         application.start()
     }

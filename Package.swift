@@ -144,7 +144,7 @@ var package = Package(
         ),
         .testTarget(
             name: "ModalStackTestSupportTests",
-            dependencies: ["ModalStackTestSupport", "ModalStackHTTP", "ModalStackCore"]
+            dependencies: ["ModalStackTestSupport", "ModalStackHTTP", "ModalStackCore", "Locking", "Timekeeping"]
         ),
         // libFuzzer targets for every parser, run by scripts/fuzz. Built normally it is a replayer
         // (`ModalStackFuzz json FILE…`); scripts/fuzz builds it with `-sanitize=fuzzer` and `-DFUZZING`,

@@ -124,7 +124,7 @@ var package = Package(
             name: "ModalStackAPITests",
             dependencies: [
                 "ModalStackAPI", "ModalStackCore", "ModalStackStore", "ModalStackService", "ModalStackHTTP",
-                "ModalStackTestSupport",
+                "ModalStackSQLite", "ModalStackTokens", "ModalStackTestSupport", "Locking",
             ]
         ),
         .testTarget(

@@ -1,4 +1,3 @@
-import Dispatch
 import Locking
 import ModalStackCore
 import ModalStackHTTP
@@ -86,7 +85,7 @@ struct SessionWatch: Sendable {
         if let current = try? service.session(id: sessionID), moved(current) {
             changed(current)
         }
-        DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(wait)) {
+        time.schedule(after: .seconds(wait)) {
             guard let watched else {
                 var timedOut = notFound
                 timedOut.headers.set("Preference-Applied", "wait=\(wait)")
@@ -155,13 +154,11 @@ struct SessionWatch: Sendable {
                 notifier.cancel(subscription)
                 metrics.eventStreamsOpen.subtract(1, ordering: .relaxed)
             }
-            Heartbeat.start(every: heartbeatSeconds, on: stream)
+            Heartbeat.start(every: heartbeatSeconds, on: stream, time: time)
             // A stream opened with a token ends when the token does. Weakly: a stream closed before
             // then has let its pump go (the subscription held it), and the timer finds nothing.
             if let left = millisecondsLeft(grant) {
-                DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(Int(left))) { [weak pump] in
-                    pump?.end(.tokenExpired)
-                }
+                time.schedule(after: .milliseconds(left)) { [weak pump] in pump?.end(.tokenExpired) }
             }
             pump.catchUp()
         } catch {
@@ -237,7 +234,7 @@ final class EventPump: Sendable {
     }
 
     private let state = LockedValue(State())
-    private let expiryTimer = LockedValue<(any DispatchSourceTimer)?>(nil)
+    private let expiryTimer = LockedValue<ScheduledWork?>(nil)
 
     init(service: SessionService, sessionID: String, stream: HTTPStream, time: any TimeSource) {
         self.service = service
@@ -351,14 +348,9 @@ final class EventPump: Sendable {
     private func watchExpiry(at expiresAt: Timestamp) {
         let delay = max(0, expiresAt.millisecondsSinceEpoch - time.wallMilliseconds())
         expiryTimer.withLock { timer in
-            if timer == nil {
-                let source = DispatchSource.makeTimerSource(queue: .global())
-                // Weakly: the pump lives as long as its stream's subscription.
-                source.setEventHandler { [weak self] in self?.expiryDue() }
-                source.resume()
-                timer = source
-            }
-            timer?.schedule(deadline: .now() + .milliseconds(Int(delay)))
+            timer?.cancel()
+            // Weakly: the pump lives as long as its stream's subscription.
+            timer = time.schedule(after: .milliseconds(delay)) { [weak self] in self?.expiryDue() }
         }
     }
 
@@ -442,9 +434,9 @@ final class EventPump: Sendable {
 
 /// A comment line sent periodically on an event stream, until the stream is closed.
 enum Heartbeat {
-    static func start(every seconds: Int, on stream: HTTPStream) {
-        DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(seconds)) {
-            if stream.write(Array(": heartbeat\n\n".utf8)) { start(every: seconds, on: stream) }
+    static func start(every seconds: Int, on stream: HTTPStream, time: any TimeSource) {
+        time.schedule(after: .seconds(seconds)) {
+            if stream.write(Array(": heartbeat\n\n".utf8)) { start(every: seconds, on: stream, time: time) }
         }
     }
 }

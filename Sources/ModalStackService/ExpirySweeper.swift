@@ -1,8 +1,9 @@
-import Dispatch
 import Locking
+import Timekeeping
 
 /// Deletes expired sessions and idempotent responses in the background, in small batches, each
-/// its own transaction, so that requests never wait long behind it.
+/// its own transaction, so that requests never wait long behind it. Sweeps are timed by the
+/// service's time source; each schedules the next when it is done.
 public final class ExpirySweeper: Sendable {
     static let batchSize = 100
     static let responseBatchSize = 1000
@@ -10,7 +11,6 @@ public final class ExpirySweeper: Sendable {
     private let service: SessionService
     private let intervalSeconds: Int
     private let running = LockedValue(false)
-    private let queue = DispatchQueue(label: "modalstack.expiry")
 
     public init(service: SessionService, intervalSeconds: Int) {
         self.service = service
@@ -27,7 +27,7 @@ public final class ExpirySweeper: Sendable {
     }
 
     private func schedule() {
-        queue.asyncAfter(deadline: .now() + .seconds(intervalSeconds)) { [self] in
+        service.time.schedule(after: .seconds(intervalSeconds)) { [self] in
             guard running.withLock({ $0 }) else { return }
             while running.withLock({ $0 }), (try? service.sweepExpired(limit: Self.batchSize)) == Self.batchSize {}
             while running.withLock({ $0 }),

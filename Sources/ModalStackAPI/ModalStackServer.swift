@@ -55,25 +55,16 @@ public final class ModalStackServer: Sendable {
         switch rejection {
         case .bodyTooLarge(let limit): Problem.bodyTooLarge(limit: limit).response
         case .uriTooLong(let limit):
-            Problem(
-                slug: "uri-too-long", status: 414, title: "URI too long",
-                detail: "the request target is longer than \(limit) bytes"
-            ).response
+            Problem(.uriTooLong, detail: "the request target is longer than \(limit) bytes").response
         case .headersTooLarge(let limit):
-            Problem(
-                slug: "headers-too-large", status: 431, title: "Request header fields too large",
-                detail: "the request headers are larger than \(limit) bytes"
-            ).response
+            Problem(.headersTooLarge, detail: "the request headers are larger than \(limit) bytes").response
         case .ambiguousBodyLength:
             Problem(
-                slug: "ambiguous-body-length", status: 400, title: "Ambiguous body length",
+                .ambiguousBodyLength,
                 detail: "send one Content-Length or Transfer-Encoding: chunked, not both and not two lengths"
             ).response
         case .nulInRequestLine:
-            Problem(
-                slug: "invalid-request-line", status: 400, title: "Invalid request line",
-                detail: "the request line holds a NUL byte"
-            ).response
+            Problem(.invalidRequestLine, detail: "the request line holds a NUL byte").response
         case .serverStopping: Problem.serverStopping().response
         }
     }

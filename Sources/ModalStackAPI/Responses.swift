@@ -154,10 +154,7 @@ enum Responses {
         case let problem as Problem: problem.response
         case let error as ModalError: Problem(error).response
         case let error as StoreError: Problem(error).response
-        default:
-            Problem(
-                slug: "internal", status: 500, title: "Internal error", detail: "the server failed; nothing was changed"
-            ).response
+        default: Problem.internalError().response
         }
     }
 }

@@ -1,52 +1,48 @@
-/// Why a command was refused. `kind` is stable (it becomes the problem `type`); `detail` is for
-/// people; `fieldErrors` point at each bad field of the request with a JSON pointer.
+/// Why a command was refused. `kind` is stable (the API answers each kind with a problem type of
+/// its own); `detail` is for people; `fieldErrors` point at each bad field of the request with a
+/// JSON pointer.
 public struct ModalError: Error, Sendable, Equatable {
-    public struct Kind: Sendable, Hashable, CustomStringConvertible {
-        /// The stable slug, e.g. `stack-full`.
-        public let slug: String
-
-        private init(_ slug: String) { self.slug = slug }
-
-        public var description: String { slug }
-
+    /// An enum, not a struct of static members: whoever maps kinds (the API's problem types)
+    /// switches over them exhaustively, so a new kind does not compile until it is mapped.
+    public enum Kind: Sendable, Hashable, CaseIterable {
         /// The request is well-formed JSON but its fields are wrong (types, ranges, patterns).
-        public static let validationFailed = Kind("validation-failed")
+        case validationFailed
         /// The stack is at the maximum depth.
-        public static let stackFull = Kind("stack-full")
+        case stackFull
         /// An alert-like presentation is on top; nothing goes over it until it is dismissed.
-        public static let alertOnTop = Kind("alert-on-top")
+        case alertOnTop
         /// Presentations are already waiting; a new one would have to wait behind them.
-        public static let queueNotEmpty = Kind("queue-not-empty")
+        case queueNotEmpty
         /// The queue holds as many presentations as it may.
-        public static let queueFull = Kind("queue-full")
+        case queueFull
         /// The dismiss would remove a locked presentation and does not say `force`.
-        public static let locked = Kind("locked")
+        case locked
         /// A presentation with this key is already on the stack below the top.
-        public static let alreadyPresented = Kind("already-presented")
+        case alreadyPresented
         /// The stack holds fewer presentations than the dismiss asked for.
-        public static let nothingToDismiss = Kind("nothing-to-dismiss")
+        case nothingToDismiss
         /// The presentation named is not on the session's stack.
-        public static let presentationNotFound = Kind("presentation-not-found")
+        case presentationNotFound
         /// The presentation named has left the session: it can be read, not changed or dismissed.
-        public static let presentationDismissed = Kind("presentation-dismissed")
+        case presentationDismissed
         /// The presentation named waits in the queue, where the request cannot use it.
-        public static let presentationQueued = Kind("presentation-queued")
+        case presentationQueued
         /// The session has never been written (or was deleted).
-        public static let sessionNotFound = Kind("session-not-found")
+        case sessionNotFound
         /// The session exists with other settings than a create asked for (its ttl).
-        public static let sessionExists = Kind("session-exists")
+        case sessionExists
         /// An entry with this key is already in the path, below its last entry.
-        public static let alreadyPushed = Kind("already-pushed")
+        case alreadyPushed
         /// The path is at the maximum path depth.
-        public static let pathFull = Kind("path-full")
+        case pathFull
         /// The path holds fewer entries than the pop asked for.
-        public static let nothingToPop = Kind("nothing-to-pop")
+        case nothingToPop
         /// The level named is neither the root nor a container on the stack.
-        public static let levelNotFound = Kind("level-not-found")
+        case levelNotFound
         /// The path entry named is not in the path.
-        public static let entryNotFound = Kind("entry-not-found")
+        case entryNotFound
         /// No route of the catalog matches the link.
-        public static let noRoute = Kind("no-route")
+        case noRoute
     }
 
     /// One bad field: where it is (RFC 6901 JSON pointer into the request body) and what is wrong.

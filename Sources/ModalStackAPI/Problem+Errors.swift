@@ -1,5 +1,6 @@
 import ModalStackCore
 import ModalStackHTTP
+import ModalStackService
 import ModalStackStore
 
 /// The problems for what the layers below refuse or fail with.
@@ -27,4 +28,16 @@ extension Problem {
         }
     }
 
+    /// The problem for a change the service did not commit.
+    init(_ refusal: ChangeRefusal) {
+        self =
+            switch refusal {
+            case .sessionNotFound(let id): .sessionNotFound(id)
+            case .versionMismatch(let current): .preconditionFailed(currentVersion: current)
+            case .idempotencyKeyInUse: .idempotencyKeyInUse()
+            case .idempotencyKeyReused: .idempotencyKeyReused()
+            case .rejected(let error): Problem(error)
+            case .storeFailed(let error): Problem(error)
+            }
+    }
 }

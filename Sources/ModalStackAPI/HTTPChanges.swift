@@ -79,19 +79,6 @@ struct HTTPChanges: Sendable {
     }
 }
 
-extension HTTPResponse: ReplayableAnswer {
-    /// The response headers that are stored and replayed with the body.
-    static let replayedHeaders = ["Content-Type", "Location", "ETag"]
-
-    public var recorded: (status: Int, headers: [String: String], body: [UInt8]) {
-        var kept: [String: String] = [:]
-        for name in Self.replayedHeaders {
-            kept[name] = headers[name]
-        }
-        return (status, kept, body)
-    }
-}
-
 extension EntityTag.Condition {
     /// What `If-Match` expects: strong comparison, so weak tags never match.
     var expected: ExpectedVersion {
@@ -99,32 +86,5 @@ extension EntityTag.Condition {
         case .any: .any
         case .versions(let strong, _): .oneOf(strong)
         }
-    }
-}
-
-extension Problem {
-    init(_ refusal: ChangeRefusal) {
-        self =
-            switch refusal {
-            case .sessionNotFound(let id): .sessionNotFound(id)
-            case .versionMismatch(let current): .preconditionFailed(currentVersion: current)
-            case .idempotencyKeyInUse: .idempotencyKeyInUse()
-            case .idempotencyKeyReused: .idempotencyKeyReused()
-            case .rejected(let error): Problem(error)
-            case .storeFailed(let error): Problem(error)
-            }
-    }
-}
-
-/// Reads as the endpoints need them: a session that does not exist is a 404 problem.
-extension SessionService {
-    func existingSession(id: String) throws -> Session {
-        guard let session = try session(id: id) else { throw Problem.sessionNotFound(id) }
-        return session
-    }
-
-    func existingRenderedSession(id: String) throws -> (session: Session, body: [UInt8]) {
-        guard let rendered = try renderedSession(id: id) else { throw Problem.sessionNotFound(id) }
-        return rendered
     }
 }

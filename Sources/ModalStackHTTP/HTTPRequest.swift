@@ -63,12 +63,7 @@ public struct HTTPRequest: Sendable {
         }
     }
 
-    /// The value of the first query argument named `name` (case-sensitive), or `nil`.
-    public func queryValue(_ name: String) -> String? {
-        query.first { $0.name == name }?.value
-    }
-
-    /// The values of every query argument named `name`, in order.
+    /// The values of every query argument named `name` (case-sensitive), in order.
     public func queryValues(_ name: String) -> [String] {
         query.filter { $0.name == name }.map(\.value)
     }

@@ -25,7 +25,6 @@ public final class SessionNotifier: Sendable {
     private struct State {
         var nextToken: UInt64 = 0
         var listeners: [String: [UInt64: Listener]] = [:]
-        var count = 0
     }
 
     private let state = LockedValue(State())
@@ -34,17 +33,13 @@ public final class SessionNotifier: Sendable {
         state.withLock { state in
             state.nextToken += 1
             state.listeners[sessionID, default: [:]][state.nextToken] = listener
-            state.count += 1
             return Subscription(sessionID: sessionID, token: state.nextToken)
         }
     }
 
     public func cancel(_ subscription: Subscription) {
         state.withLock { state in
-            guard state.listeners[subscription.sessionID]?.removeValue(forKey: subscription.token) != nil else {
-                return
-            }
-            state.count -= 1
+            state.listeners[subscription.sessionID]?.removeValue(forKey: subscription.token)
             if state.listeners[subscription.sessionID]?.isEmpty == true {
                 state.listeners[subscription.sessionID] = nil
             }
@@ -71,7 +66,4 @@ public final class SessionNotifier: Sendable {
 
     /// The sessions someone watches.
     public var watchedSessionIDs: [String] { state.withLock { Array($0.listeners.keys) } }
-
-    /// How many watchers are registered.
-    public var watcherCount: Int { state.withLock { $0.count } }
 }

@@ -35,8 +35,8 @@ import Testing
     @Test func requestFromTargetSplitsTheQuery() {
         let request = HTTPRequest(method: "GET", target: "/v1/items?limit=10&q=a%26b")
         #expect(request.path == "/v1/items")
-        #expect(request.queryValue("limit") == "10")
-        #expect(request.queryValue("q") == "a&b")
-        #expect(request.queryValue("missing") == nil)
+        #expect(request.queryValues("limit") == ["10"])
+        #expect(request.queryValues("q") == ["a&b"])
+        #expect(request.queryValues("missing") == [])
     }
 }

@@ -7,9 +7,4 @@ extension SessionService {
         guard let session = try session(id: id) else { throw Problem.sessionNotFound(id) }
         return session
     }
-
-    func existingRenderedSession(id: String) throws -> (session: Session, body: [UInt8]) {
-        guard let rendered = try renderedSession(id: id) else { throw Problem.sessionNotFound(id) }
-        return rendered
-    }
 }

@@ -30,10 +30,6 @@ public enum Identifiers {
         }
     }
 
-    public static func isValidKey(_ key: String) -> Bool {
-        isValidText(key, maxLength: keyMaxLength)
-    }
-
     /// Human text (keys, titles, labels, messages): 1…`maxLength` Unicode scalars and no control
     /// characters, except line breaks and tabs where `allowsLineBreaks` (messages).
     public static func isValidText(_ text: String, maxLength: Int, allowsLineBreaks: Bool = false) -> Bool {

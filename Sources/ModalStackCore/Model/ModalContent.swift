@@ -125,11 +125,6 @@ public struct AlertContent: Sendable, Hashable {
         self.message = message
         self.buttons = buttons
     }
-
-    /// The button a dismiss without an answer records, if the alert has one.
-    public var cancelButton: AlertButton? {
-        buttons.first { $0.role == .cancel }
-    }
 }
 
 public struct AlertButton: Sendable, Hashable {

@@ -10,7 +10,6 @@ import Timekeeping
 /// behind one ``responder``. ``ModalStackServer`` puts it behind libmicrohttpd; tests call the
 /// responder directly.
 public final class ModalStackApplication: Sendable {
-    public let configuration: ServerConfiguration
     /// Answers every request the API knows (and 404, 405 and CORS preflights for the rest).
     public let responder: any HTTPResponder
     let service: SessionService
@@ -32,7 +31,6 @@ public final class ModalStackApplication: Sendable {
         makeID: @escaping @Sendable () -> String = RandomID.make,
         openStore: () throws -> any SessionStore
     ) throws {
-        self.configuration = configuration
         self.time = time
         let catalog = try configuration.catalogPath.map(Self.loadCatalog)
         let apiKeys = try Self.apiKeys(configuration)

@@ -4,7 +4,7 @@ import Timekeeping
 
 /// The application behind libmicrohttpd: what the executable runs.
 public final class ModalStackServer: Sendable {
-    public let application: ModalStackApplication
+    private let application: ModalStackApplication
     private let http: HTTPServer
 
     /// Prepares the application (see ``ModalStackApplication/init(configuration:time:makeID:openStore:)``)

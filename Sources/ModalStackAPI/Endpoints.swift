@@ -351,7 +351,7 @@ struct Endpoints: Sendable {
         try changes.submit(
             command, onSession: try request.sessionID(), createIfMissing: true, request: request, reply: reply
         ) { outcome, document in
-            Responses.change(200, .dismissed(outcome.retired), outcome, document, to: request)
+            Responses.change(200, .dismissed(outcome.dismissed), outcome, document, to: request)
         }
     }
 

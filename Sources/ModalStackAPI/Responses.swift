@@ -104,7 +104,7 @@ enum Responses {
             case .link(let link):
                 object.write("route", link.route.json)
                 object.write("action", string: link.action.name)
-                object.write("dismissed", outcome.retired)
+                object.write("dismissed", outcome.dismissed)
             }
             if subject.movesStack {
                 object.write("promoted", outcome.promoted)

@@ -234,7 +234,7 @@ public final class PostgresSessionStore: SessionStore {
             switch write {
             case .save(let update):
                 guard try save(update, on: connection) else { return superseded }
-                try saveRetired(update.retired, of: update.session, on: connection)
+                try saveDismissed(update.dismissed, of: update.session, on: connection)
                 if let response = update.response, try !store(response, on: connection, oldestKept: oldestResponseKept)
                 {
                     // Another instance answered the same key first (a retry that landed there).
@@ -344,11 +344,11 @@ public final class PostgresSessionStore: SessionStore {
     }
 
     /// Keeps what left the session readable: the newest the retention policy keeps per session.
-    private func saveRetired(_ retired: [Presentation], of session: Session, on connection: PostgresConnection)
+    private func saveDismissed(_ dismissed: [Presentation], of session: Session, on connection: PostgresConnection)
         throws(PostgresError)
     {
-        guard !retired.isEmpty else { return }
-        for (offset, presentation) in retired.enumerated() {
+        guard !dismissed.isEmpty else { return }
+        for (offset, presentation) in dismissed.enumerated() {
             try connection.execute(
                 """
                 INSERT INTO dismissed_presentations (session_id, id, sequence, document) VALUES ($1, $2, $3, $4)
@@ -356,7 +356,7 @@ public final class PostgresSessionStore: SessionStore {
                 """,
                 [
                     session.id, presentation.id,
-                    String(StoredSession.retiredSequence(version: session.version, offset: offset)),
+                    String(StoredSession.dismissedSequence(version: session.version, offset: offset)),
                     presentation.jsonText,
                 ])
         }

@@ -87,18 +87,20 @@ public final class SQLiteSessionStore: SessionStore {
             return rows
         }
         guard !rows.isEmpty else { return }
-        // Each session's newest version since its last deletion, and what its changes retired.
+        // Each session's newest version since its last deletion, and what its changes dismissed.
         var latest: [String: UnwrittenSessions.Entry] = [:]
         for row in rows {
             guard let logged = try row.session() else {
                 latest[row.sessionID] = nil
                 continue
             }
-            let retired = try row.retired.map { text throws(StoreError) in try StoredSession.decodeList(text) } ?? []
+            let dismissed =
+                try row.dismissed.map { text throws(StoreError) in try StoredSession.decodeList(text) } ?? []
             var entry =
-                latest[row.sessionID] ?? UnwrittenSessions.Entry(session: logged, retired: [], since: 0, firstRowID: 0)
+                latest[row.sessionID]
+                ?? UnwrittenSessions.Entry(session: logged, dismissed: [], since: 0, firstRowID: 0)
             entry.session = logged
-            entry.retired += RetiredPresentation.list(retired, retiredBy: logged.version)
+            entry.dismissed += DismissedPresentation.list(dismissed, dismissedBy: logged.version)
             latest[row.sessionID] = entry
         }
         let recovered = Array(latest.values)
@@ -110,8 +112,8 @@ public final class SQLiteSessionStore: SessionStore {
                     let stored = try version.step() ? version.integer(at: 0) : 0
                     version.reset()
                     guard stored < entry.session.version else { continue }
-                    entry.retired.removeAll {
-                        $0.sequence < StoredSession.retiredSequence(version: stored + 1, offset: 0)
+                    entry.dismissed.removeAll {
+                        $0.sequence < StoredSession.dismissedSequence(version: stored + 1, offset: 0)
                     }
                     try writeBack(entry, on: connection)
                 }
@@ -219,8 +221,8 @@ public final class SQLiteSessionStore: SessionStore {
     }
 
     public func dismissedPresentation(id: String, sessionID: String) throws(StoreError) -> Presentation? {
-        let retired = unwritten.withLock { $0.entries[sessionID]?.retired.last { $0.presentation.id == id } }
-        if let retired { return retired.presentation }
+        let dismissed = unwritten.withLock { $0.entries[sessionID]?.dismissed.last { $0.presentation.id == id } }
+        if let dismissed { return dismissed.presentation }
         let document: String?
         document = try read { connection throws(SQLiteError) in
             let statement = try connection.statement(
@@ -353,17 +355,17 @@ public final class SQLiteSessionStore: SessionStore {
         switch write {
         case .save(let update):
             let session = update.session
-            let retired = RetiredPresentation.list(update.retired, retiredBy: session.version)
+            let dismissed = DismissedPresentation.list(update.dismissed, dismissedBy: session.version)
             if session.version == 1 {
                 // A session's first version is its row, so that every session has one: the count
                 // and the indexes never miss a session.
                 try save(
                     session, path: update.document.pathText, stack: update.document.stackText,
                     queue: update.document.queueText, on: connection)
-                try saveRetired(retired, sessionID: session.id, on: connection)
+                try saveDismissed(dismissed, sessionID: session.id, on: connection)
                 batch.changed[session.id] = .some(nil)
             } else {
-                try log(update, retired: retired, on: connection, batch: &batch)
+                try log(update, dismissed: dismissed, on: connection, batch: &batch)
             }
             try connection.statement("INSERT OR REPLACE INTO changes (session_id, version, record) VALUES (?, ?, ?)")
                 .run([.text(session.id), .integer(update.change.version), .text(update.change.jsonText)])
@@ -403,7 +405,7 @@ public final class SQLiteSessionStore: SessionStore {
 
     /// Appends the session after a change to the session log and makes it the session's unwritten entry.
     private func log(
-        _ update: SessionUpdate, retired: [RetiredPresentation], on connection: SQLiteConnection,
+        _ update: SessionUpdate, dismissed: [DismissedPresentation], on connection: SQLiteConnection,
         batch: inout UnwrittenSessions.Batch
     ) throws(SQLiteError) {
         var session = update.session
@@ -416,7 +418,7 @@ public final class SQLiteSessionStore: SessionStore {
             .text(session.id), .integer(session.version), .integer(session.createdAt.millisecondsSinceEpoch),
             .integer(session.updatedAt.millisecondsSinceEpoch), .integer(session.ttlSeconds),
             .text(update.document.stackText), .text(update.document.queueText),
-            retired.isEmpty ? .null : .text(StoredSession.encode(retired.map(\.presentation))),
+            dismissed.isEmpty ? .null : .text(StoredSession.encode(dismissed.map(\.presentation))),
             .text(update.document.pathText),
         ])
         let rowID = sqlite3_last_insert_rowid(connection.handle)
@@ -432,11 +434,11 @@ public final class SQLiteSessionStore: SessionStore {
             try createdAt.bind([.text(session.id)])
             if try createdAt.step() { session.createdAt = Timestamp(millisecondsSinceEpoch: createdAt.integer(at: 0)) }
             createdAt.reset()
-            entry = UnwrittenSessions.Entry(session: session, retired: [], since: batch.position, firstRowID: rowID)
+            entry = UnwrittenSessions.Entry(session: session, dismissed: [], since: batch.position, firstRowID: rowID)
             batch.appended.append(UnwrittenSessions.Record(since: batch.position, sessionID: session.id))
         }
         entry.session = session
-        entry.retired = Array((entry.retired + retired).suffix(retention.dismissedPresentationsKept))
+        entry.dismissed = Array((entry.dismissed + dismissed).suffix(retention.dismissedPresentationsKept))
         batch.changed[session.id] = entry
         batch.position += 1
     }
@@ -476,7 +478,7 @@ public final class SQLiteSessionStore: SessionStore {
         try save(
             session, path: StoredSession.encode(session.path), stack: StoredSession.encode(session.stack),
             queue: StoredSession.encode(session.queue), on: connection)
-        try saveRetired(entry.retired, sessionID: entry.session.id, on: connection)
+        try saveDismissed(entry.dismissed, sessionID: entry.session.id, on: connection)
     }
 
     /// Inserts or updates the session's row. Most changes leave its expiry and its change time in
@@ -513,16 +515,16 @@ public final class SQLiteSessionStore: SessionStore {
     }
 
     /// Keeps what left the session readable: the newest the retention policy keeps per session.
-    private func saveRetired(_ retired: [RetiredPresentation], sessionID: String, on connection: SQLiteConnection)
+    private func saveDismissed(_ dismissed: [DismissedPresentation], sessionID: String, on connection: SQLiteConnection)
         throws(SQLiteError)
     {
-        guard !retired.isEmpty else { return }
+        guard !dismissed.isEmpty else { return }
         let insert = try connection.statement(
             "INSERT OR REPLACE INTO dismissed_presentations (session_id, id, sequence, document) VALUES (?, ?, ?, ?)")
-        for retired in retired {
+        for dismissed in dismissed {
             try insert.run([
-                .text(sessionID), .text(retired.presentation.id), .integer(retired.sequence),
-                .text(retired.presentation.jsonText),
+                .text(sessionID), .text(dismissed.presentation.id), .integer(dismissed.sequence),
+                .text(dismissed.presentation.jsonText),
             ])
         }
         try connection.statement(
@@ -699,7 +701,7 @@ private struct LogRow: Sendable {
     let ttl: Int64
     let stack: String
     let queue: String
-    let retired: String?
+    let dismissed: String?
     let path: String
 
     init(_ statement: SQLiteStatement) {
@@ -710,7 +712,7 @@ private struct LogRow: Sendable {
         ttl = statement.integer(at: 4)
         stack = statement.text(at: 5)
         queue = statement.text(at: 6)
-        retired = statement.isNull(at: 7) ? nil : statement.text(at: 7)
+        dismissed = statement.isNull(at: 7) ? nil : statement.text(at: 7)
         path = statement.isNull(at: 8) ? "[]" : statement.text(at: 8)
     }
 

@@ -103,7 +103,7 @@ enum Schema {
         CREATE INDEX sessions_by_updated_bucket ON sessions (updated_bucket);
         """,
         // The session log: a change commits as an appended row holding the session after it (and
-        // what it retired), on pages the whole commit shares; the session's own row, somewhere in
+        // what it dismissed), on pages the whole commit shares; the session's own row, somewhere in
         // its table, is written back later (see `UnwrittenSessions`). A row with a NULL version
         // marks a deletion, so that recovery never applies an earlier life's changes to a session
         // created again. Rows are only read at recovery, in rowid order, and deleted from the

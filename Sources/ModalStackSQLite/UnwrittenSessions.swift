@@ -2,15 +2,15 @@ import ModalStackCore
 import ModalStackStore
 
 /// A presentation that left a session, with where it sorts among the session's dismissed ones.
-struct RetiredPresentation: Sendable {
+struct DismissedPresentation: Sendable {
     var sequence: Int64
     var presentation: Presentation
 
-    /// What the change to `version` retired, ordered by that version, then by their order in the change.
-    static func list(_ presentations: [Presentation], retiredBy version: Int64) -> [RetiredPresentation] {
+    /// What the change to `version` dismissed, ordered by that version, then by their order in the change.
+    static func list(_ presentations: [Presentation], dismissedBy version: Int64) -> [DismissedPresentation] {
         presentations.enumerated().map { offset, presentation in
-            RetiredPresentation(
-                sequence: StoredSession.retiredSequence(version: version, offset: offset), presentation: presentation)
+            DismissedPresentation(
+                sequence: StoredSession.dismissedSequence(version: version, offset: offset), presentation: presentation)
         }
     }
 }
@@ -25,7 +25,7 @@ struct UnwrittenSessions: Sendable {
         var session: Session
         /// What left the session since its row was written, oldest first; at most the number the
         /// retention policy keeps, since older ones would be pruned on write-back anyway.
-        var retired: [RetiredPresentation]
+        var dismissed: [DismissedPresentation]
         /// The log position of its oldest unwritten change.
         var since: Int64
         /// The rowid of that change in the log: rows before every entry's `firstRowID` are no longer needed.

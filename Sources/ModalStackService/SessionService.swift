@@ -328,7 +328,7 @@ public final class SessionService: Sendable {
             writes.append(
                 .save(
                     SessionUpdate(
-                        session: outcome.session, document: document, retired: outcome.retired, change: change,
+                        session: outcome.session, document: document, dismissed: outcome.dismissed, change: change,
                         response: stored)))
         } else if !pending.hasPending(id) {
             return .answered(.answered(answer))

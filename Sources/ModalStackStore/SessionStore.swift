@@ -143,7 +143,7 @@ public struct SessionUpdate: Sendable, Hashable {
     /// The session's JSON, whose stack and queue text the engines store as they are.
     public let document: SessionDocument
     /// Presentations that left the session in this change, kept readable.
-    public var retired: [Presentation]
+    public var dismissed: [Presentation]
     /// The event-log record of this version.
     public var change: SessionChange
     /// The response to replay when the same idempotent request is retried.
@@ -151,12 +151,12 @@ public struct SessionUpdate: Sendable, Hashable {
 
     /// `document` is the session's, when the caller rendered it already; made here otherwise.
     public init(
-        session: Session, document: SessionDocument? = nil, retired: [Presentation], change: SessionChange,
+        session: Session, document: SessionDocument? = nil, dismissed: [Presentation], change: SessionChange,
         response: StoredResponse? = nil
     ) {
         self.session = session
         self.document = document ?? SessionDocument(session)
-        self.retired = retired
+        self.dismissed = dismissed
         self.change = change
         self.response = response
     }

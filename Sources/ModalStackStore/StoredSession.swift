@@ -14,9 +14,9 @@ public enum StoredSession {
             queue: try decodeList(queue), ttlSeconds: ttl, path: try decodePath(path))
     }
 
-    /// Where a presentation retired by `version` sorts among its session's dismissed ones: by
+    /// Where a presentation dismissed by `version` sorts among its session's dismissed ones: by
     /// that version, then by its place (`offset`) in the change.
-    public static func retiredSequence(version: Int64, offset: Int) -> Int64 {
+    public static func dismissedSequence(version: Int64, offset: Int) -> Int64 {
         version << 16 + Int64(offset)
     }
 

@@ -28,30 +28,31 @@ public enum StoreFixtures {
             queue: stackSize > 1 ? [queued] : [])
     }
 
-    /// A write of `session` as a change of its version: one dismissed event per retired
+    /// A write of `session` as a change of its version: one dismissed event per dismissed
     /// presentation, then an update.
-    public static func save(_ session: Session, retired: [Presentation] = [], response: StoredResponse? = nil)
+    public static func save(_ session: Session, dismissed: [Presentation] = [], response: StoredResponse? = nil)
         -> SessionWrite
     {
         .save(
             SessionUpdate(
-                session: session, retired: retired, change: change(of: session, retired: retired), response: response))
+                session: session, dismissed: dismissed, change: change(of: session, dismissed: dismissed),
+                response: response))
     }
 
-    /// The change that ``save(_:retired:response:)`` logs for `session`.
-    public static func change(of session: Session, retired: [Presentation] = []) -> SessionChange {
+    /// The change that ``save(_:dismissed:response:)`` logs for `session`.
+    public static func change(of session: Session, dismissed: [Presentation] = []) -> SessionChange {
         SessionChange(
             sessionID: session.id, version: session.version, at: session.updatedAt,
-            events: retired.map { SessionEvent(.dismissed, presentation: $0) } + [SessionEvent(.updated)],
+            events: dismissed.map { SessionEvent(.dismissed, presentation: $0) } + [SessionEvent(.updated)],
             shape: NavigationShape(session))
     }
 
     /// `presentation` as it is kept once dismissed at `milliseconds`, with a result.
     public static func dismissed(_ presentation: Presentation, at milliseconds: Int64) -> Presentation {
-        var retired = presentation
-        retired.state = .dismissed
-        retired.dismissedAt = Timestamp(millisecondsSinceEpoch: milliseconds)
-        retired.result = ["buttonId": "cancel"]
-        return retired
+        var dismissed = presentation
+        dismissed.state = .dismissed
+        dismissed.dismissedAt = Timestamp(millisecondsSinceEpoch: milliseconds)
+        dismissed.result = ["buttonId": "cancel"]
+        return dismissed
     }
 }

@@ -68,7 +68,7 @@ struct NavigationTests {
         }
         let forced = try locked.applying(
             .navigate(NavigationRequest(path: [], stack: [], force: true)), in: fixture.context)
-        #expect(forced.retired.map(\.destination) == ["ask", "pay"])
+        #expect(forced.dismissed.map(\.destination) == ["ask", "pay"])
         #expect(forced.promoted.map(\.destination) == ["later"], "the queue moves up once the alert is gone")
 
         #expect {

@@ -91,8 +91,8 @@ struct StackingRuleTests {
         let outcome = try session.applying(dismiss(.presentation(id: queuedID)), in: fixture.context)
         #expect(outcome.session.queue.map(\.destination) == ["c"])
         #expect(outcome.session.stack.map(\.destination) == ["a"])
-        #expect(outcome.retired.map(\.id) == [queuedID])
-        #expect(outcome.retired.first?.state == .dismissed)
+        #expect(outcome.dismissed.map(\.id) == [queuedID])
+        #expect(outcome.dismissed.first?.state == .dismissed)
     }
 
     @Test("keys are unique across the stack and the queue")
@@ -161,16 +161,16 @@ struct StackingRuleTests {
         let fixture = FixedContext()
         let session = try fixture.apply([present("deleteConfirm", content: alert())])
         let chosen = try session.applying(dismiss(result: ["buttonId": "delete"]), in: fixture.context)
-        #expect(chosen.retired.first?.result == ["buttonId": "delete"])
-        #expect(chosen.retired.first?.dismissedAt == fixture.now)
+        #expect(chosen.dismissed.first?.result == ["buttonId": "delete"])
+        #expect(chosen.dismissed.first?.dismissedAt == fixture.now)
         let cancelled = try session.applying(dismiss(), in: fixture.context)
-        #expect(cancelled.retired.first?.result == ["buttonId": "cancel"])
+        #expect(cancelled.dismissed.first?.result == ["buttonId": "cancel"])
         let wrong = #expect(throws: ModalError.self) {
             try session.applying(dismiss(result: ["buttonId": "maybe"]), in: fixture.context)
         }
         #expect(wrong?.fieldErrors.map(\.pointer) == ["/result/buttonId"])
         let okOnly = try fixture.apply([present("saved", content: .alert(AlertContent(title: "Saved")))])
-        #expect(try okOnly.applying(dismiss(), in: fixture.context).retired.first?.result == nil)
+        #expect(try okOnly.applying(dismiss(), in: fixture.context).dismissed.first?.result == nil)
     }
 
     @Test("a result goes to the presentation the dismiss names, or the top")
@@ -178,10 +178,10 @@ struct StackingRuleTests {
         let fixture = FixedContext()
         let session = try fixture.apply([present("a"), present("b"), present("c")])
         let named = try session.applying(dismiss(.presentation(id: "p2"), result: ["saved": true]), in: fixture.context)
-        #expect(named.retired.map(\.id) == ["p3", "p2"])
-        #expect(named.retired.map(\.result) == [nil, ["saved": true]])
+        #expect(named.dismissed.map(\.id) == ["p3", "p2"])
+        #expect(named.dismissed.map(\.result) == [nil, ["saved": true]])
         let top = try session.applying(dismiss(.count(2), result: 7), in: fixture.context)
-        #expect(top.retired.map(\.result) == [7, nil])
+        #expect(top.dismissed.map(\.result) == [7, nil])
     }
 
     @Test("PATCH updates a progress in place; completed stays within 0…total")
@@ -222,14 +222,14 @@ struct StackingRuleTests {
         #expect(missing?.kind == .presentationNotFound)
     }
 
-    @Test("a replace promotes from the queue and retires what it removed")
+    @Test("a replace promotes from the queue and dismisses what it removed")
     func replaceWithQueue() throws {
         let fixture = FixedContext()
         let session = try fixture.apply([present("a"), present("deleteConfirm", content: alert()), present("b")])
         let outcome = try session.applying(
             .replaceStack(ReplaceStackRequest(stack: [PresentRequest(destination: "a")])), in: fixture.context)
-        #expect(outcome.retired.map(\.destination) == ["deleteConfirm"])
-        #expect(outcome.retired.first?.result == ["buttonId": "cancel"])
+        #expect(outcome.dismissed.map(\.destination) == ["deleteConfirm"])
+        #expect(outcome.dismissed.first?.result == ["buttonId": "cancel"])
         #expect(outcome.promoted.map(\.destination) == ["b"])
         #expect(outcome.session.stack.map(\.destination) == ["a", "b"])
         #expect(outcome.session.queue.isEmpty)

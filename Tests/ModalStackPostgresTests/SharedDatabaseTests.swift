@@ -62,7 +62,7 @@ struct SharedDatabaseTests {
     func conditionalDelete() throws {
         let store = try PostgresSessionStore(connectionString: try database())
         let session = Fixtures.session("s")
-        try store.commit([Fixtures.save(session, retired: [Fixtures.dismissed(session.stack[0], at: 5)])])
+        try store.commit([Fixtures.save(session, dismissed: [Fixtures.dismissed(session.stack[0], at: 5)])])
         #expect(try store.commit([.delete(sessionID: "s", expectedVersion: 7)]) == ["s"])
         #expect(try store.session(id: "s") == session)
         #expect(try store.changes(sessionID: "s", after: 0, eventLimit: 10).count == 1)

@@ -14,8 +14,8 @@ private func sampleSession(_ id: String, version: Int64 = 1, stackSize: Int = 2)
     StoreFixtures.session(id, version: version, stackSize: stackSize)
 }
 
-private func save(_ session: Session, retired: [Presentation] = [], response: StoredResponse? = nil) -> SessionWrite {
-    StoreFixtures.save(session, retired: retired, response: response)
+private func save(_ session: Session, dismissed: [Presentation] = [], response: StoredResponse? = nil) -> SessionWrite {
+    StoreFixtures.save(session, dismissed: dismissed, response: response)
 }
 
 private func dismissed(_ presentation: Presentation, at milliseconds: Int64) -> Presentation {
@@ -93,9 +93,9 @@ struct SQLiteSessionStoreTests {
     func migratesSchemaOne() throws {
         let directory = try TemporaryDirectory()
         let live = sampleSession("live")
-        let retired = dismissed(live.stack[0], at: 1_790_000_000_900)
+        let dismissedOne = dismissed(live.stack[0], at: 1_790_000_000_900)
         let now = Timestamp(millisecondsSinceEpoch: 1_790_000_001_000)
-        guard case .save(let update) = save(live, retired: [retired]) else { return }
+        guard case .save(let update) = save(live, dismissed: [dismissedOne]) else { return }
         let loggedChange = update.change
         do {
             let connection = try SQLiteConnection(path: directory.databasePath, create: true)
@@ -116,23 +116,23 @@ struct SQLiteSessionStoreTests {
             try connection.statement(
                 "INSERT INTO dismissed_presentations (session_id, id, sequence, document) VALUES (?, ?, ?, ?)"
             )
-            .run([.text("live"), .text(retired.id), .integer(1 << 16), .text(retired.json.jsonText)])
+            .run([.text("live"), .text(dismissedOne.id), .integer(1 << 16), .text(dismissedOne.json.jsonText)])
             try connection.statement("INSERT INTO changes (session_id, version, record) VALUES (?, ?, ?)")
                 .run([.text("live"), .integer(live.version), .text(loggedChange.json.jsonText)])
         }
         let store = try SQLiteSessionStore(path: directory.databasePath)
         #expect(try store.session(id: "live") == live)
-        #expect(try store.dismissedPresentation(id: retired.id, sessionID: "live") == retired)
+        #expect(try store.dismissedPresentation(id: dismissedOne.id, sessionID: "live") == dismissedOne)
         #expect(try store.change(sessionID: "live", version: live.version) == loggedChange)
         #expect(try store.expiredSessionIDs(at: now, limit: 10) == ["expired"])
         #expect(try store.integrityCheck() == ["ok"])
         // And the migrated file takes writes as a new one does.
         var next = live
         next.version += 1
-        try store.commit([save(next, retired: [dismissed(live.stack[1], at: 1_790_000_000_950)])])
+        try store.commit([save(next, dismissed: [dismissed(live.stack[1], at: 1_790_000_000_950)])])
         #expect(try store.session(id: "live") == next)
         #expect(try store.dismissedPresentation(id: live.stack[1].id, sessionID: "live") != nil)
-        #expect(try store.dismissedPresentation(id: retired.id, sessionID: "live") == retired)
+        #expect(try store.dismissedPresentation(id: dismissedOne.id, sessionID: "live") == dismissedOne)
         #expect(
             try store.changes(sessionID: "live", after: 0, eventLimit: 10).map(\.version) == [
                 live.version, next.version,
@@ -185,18 +185,18 @@ struct SQLiteSessionStoreTests {
         let c1 = sampleSession("c")
         var a3 = sampleSession("a", version: 3, stackSize: 1)
         a3.updatedAt = Timestamp(millisecondsSinceEpoch: a1.updatedAt.millisecondsSinceEpoch + 10)
-        let retired = dismissed(a1.stack[1], at: 1_790_000_000_600)
+        let dismissedOne = dismissed(a1.stack[1], at: 1_790_000_000_600)
         let rebornB = sampleSession("b", stackSize: 1)
         do {
             let store = try SQLiteSessionStore(path: directory.databasePath)
             try store.commit([save(a1), save(b1), save(c1)])
             try store.commit([save(sampleSession("a", version: 2)), save(sampleSession("b", version: 2))])
-            try store.commit([save(a3, retired: [retired]), save(sampleSession("c", version: 2))])
+            try store.commit([save(a3, dismissed: [dismissedOne]), save(sampleSession("c", version: 2))])
             // b is deleted with unwritten changes, then created again: its first life stays gone.
             try store.commit([save(sampleSession("b", version: 3)), .delete(sessionID: "b")])
             try store.commit([save(rebornB)])
             #expect(try store.session(id: "a") == a3)
-            #expect(try store.dismissedPresentation(id: retired.id, sessionID: "a") == retired)
+            #expect(try store.dismissedPresentation(id: dismissedOne.id, sessionID: "a") == dismissedOne)
             // Only the log holds the newer versions: the rows are as first written.
             #expect(try storedVersions(directory) == ["a": 1, "b": 1, "c": 1])
             #expect(try logRowCount(directory) > 0)
@@ -205,7 +205,7 @@ struct SQLiteSessionStoreTests {
         #expect(try reopened.session(id: "a") == a3)
         #expect(try reopened.session(id: "b") == rebornB)
         #expect(try reopened.session(id: "c") == sampleSession("c", version: 2))
-        #expect(try reopened.dismissedPresentation(id: retired.id, sessionID: "a") == retired)
+        #expect(try reopened.dismissedPresentation(id: dismissedOne.id, sessionID: "a") == dismissedOne)
         #expect(try storedVersions(directory) == ["a": 3, "b": 1, "c": 2])
         #expect(try logRowCount(directory) == 0)
         #expect(try reopened.integrityCheck() == ["ok"])

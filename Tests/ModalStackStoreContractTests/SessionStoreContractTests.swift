@@ -114,7 +114,7 @@ struct SessionStoreContractTests {
         let store = try engine()
         let template = Fixtures.session("s1").stack[0]
         var session = Fixtures.session("s1")
-        var retiredIDs: [String] = []
+        var dismissedIDs: [String] = []
         for round in 0..<40 {
             session.version += 1
             let pair = (0..<2).map { index in
@@ -122,15 +122,15 @@ struct SessionStoreContractTests {
                 entry.id = "gone-\(round)-\(index)"
                 return Fixtures.dismissed(entry, at: Int64(round))
             }
-            retiredIDs += pair.map(\.id)
-            try store.commit([Fixtures.save(session, retired: pair)])
+            dismissedIDs += pair.map(\.id)
+            try store.commit([Fixtures.save(session, dismissed: pair)])
         }
         let newest = try #require(try store.dismissedPresentation(id: "gone-39-1", sessionID: "s1"))
         #expect(newest.state == .dismissed)
         #expect(newest.result == ["buttonId": "cancel"])
         #expect(newest.content == template.content)
-        let kept = try retiredIDs.filter { try store.dismissedPresentation(id: $0, sessionID: "s1") != nil }
-        #expect(kept == Array(retiredIDs.suffix(64)))
+        let kept = try dismissedIDs.filter { try store.dismissedPresentation(id: $0, sessionID: "s1") != nil }
+        #expect(kept == Array(dismissedIDs.suffix(64)))
         #expect(try store.dismissedPresentation(id: "gone-39-1", sessionID: "other") == nil)
         try store.commit([.delete(sessionID: "s1")])
         #expect(try store.dismissedPresentation(id: "gone-39-1", sessionID: "s1") == nil)
@@ -167,8 +167,8 @@ struct SessionStoreContractTests {
         for version in 1...4 {
             session.version = Int64(version)
             // Three events per change: two dismissals and the update.
-            let retired = (0..<2).map { Fixtures.dismissed(session.stack[0], at: Int64(version * 10 + $0)) }
-            try store.commit([Fixtures.save(session, retired: retired)])
+            let dismissed = (0..<2).map { Fixtures.dismissed(session.stack[0], at: Int64(version * 10 + $0)) }
+            try store.commit([Fixtures.save(session, dismissed: dismissed)])
         }
         let page = try store.changes(sessionID: "s1", after: 0, eventLimit: 4)
         #expect(page.map(\.version) == [1, 2])
@@ -248,7 +248,7 @@ struct SessionStoreContractTests {
                 scope: id, key: "k", fingerprint: [1], status: 200, headers: [:], body: [],
                 createdAt: Timestamp(millisecondsSinceEpoch: time.wallMilliseconds()))
             try store.commit([
-                Fixtures.save(session, retired: [Fixtures.dismissed(session.stack[0], at: 1)], response: response)
+                Fixtures.save(session, dismissed: [Fixtures.dismissed(session.stack[0], at: 1)], response: response)
             ])
         }
         try store.commit([.delete(sessionID: "a")])

@@ -50,7 +50,7 @@ public struct CommandOutcome: Sendable, Hashable {
     public var promoted: [Presentation]
     /// Presentations that left the session (dismissed, cancelled, replaced away), in their final
     /// `dismissed` state with their results; the store keeps them readable.
-    public var retired: [Presentation]
+    public var dismissed: [Presentation]
     /// The event-log record of this version; nil when the command asked for what already was
     /// (the same payload presented again, the same stack put again): nothing is written and the
     /// version stays.

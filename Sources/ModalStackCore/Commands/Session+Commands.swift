@@ -51,7 +51,7 @@ private struct SessionEdit {
     var session: Session
     let original: Session
     let context: CommandContext
-    var retired: [Presentation] = []
+    var dismissed: [Presentation] = []
     /// What the command did, in order; the creation and the promotions are added by `finish`.
     var events: [SessionEvent] = []
 
@@ -187,21 +187,21 @@ private struct SessionEdit {
         if case .presentation(let id) = request.target, let index = session.queue.firstIndex(where: { $0.id == id }) {
             let cancelled = session.queue[index]
             try checkUnlocked([cancelled], force: request.force)
-            let retiredEntry = try retire(cancelled, answer: request.result)
+            let dismissedEntry = try dismiss(cancelled, answer: request.result)
             session.queue.remove(at: index)
-            return .dismissed([retiredEntry])
+            return .dismissed([dismissedEntry])
         }
         let firstRemoved = try firstIndexRemoved(by: request.target)
         let removed = Array(session.stack[firstRemoved...].reversed())
         try checkUnlocked(removed, force: request.force)
         let answered: String? =
             if case .presentation(let id) = request.target { id } else { removed.first?.id }
-        var dismissed: [Presentation] = []
+        var dismissedNow: [Presentation] = []
         for presentation in removed {
-            dismissed.append(try retire(presentation, answer: presentation.id == answered ? request.result : nil))
+            dismissedNow.append(try dismiss(presentation, answer: presentation.id == answered ? request.result : nil))
         }
         session.stack.removeSubrange(firstRemoved...)
-        return .dismissed(dismissed)
+        return .dismissed(dismissedNow)
     }
 
     /// The lowest stack index a dismiss removes; everything from there up goes.
@@ -249,8 +249,8 @@ private struct SessionEdit {
     /// The presentation in its final state, with the user's answer, recorded as dismissed (with
     /// the path it had: its screens go with it). An alert or confirmation dialog's answer must
     /// name one of its buttons; without one it records its cancel button.
-    private mutating func retire(_ presentation: Presentation, answer: JSONValue?) throws(ModalError) -> Presentation {
-        var retiredEntry = presentation
+    private mutating func dismiss(_ presentation: Presentation, answer: JSONValue?) throws(ModalError) -> Presentation {
+        var dismissedEntry = presentation
         let buttons = presentation.content.buttons
         if let answer, !buttons.isEmpty {
             let buttonID = answer["buttonId"]?.stringValue
@@ -262,12 +262,12 @@ private struct SessionEdit {
             }
         }
         let cancelAnswer = buttons.first { $0.role == .cancel }.map { ["buttonId": .string($0.id)] as JSONValue }
-        retiredEntry.result = answer ?? cancelAnswer
-        retiredEntry.state = .dismissed
-        retiredEntry.dismissedAt = now
-        retired.append(retiredEntry)
-        record(.dismissed, presentation: retiredEntry)
-        return retiredEntry
+        dismissedEntry.result = answer ?? cancelAnswer
+        dismissedEntry.state = .dismissed
+        dismissedEntry.dismissedAt = now
+        dismissed.append(dismissedEntry)
+        record(.dismissed, presentation: dismissedEntry)
+        return dismissedEntry
     }
 
     // MARK: Push and pop
@@ -405,7 +405,7 @@ private struct SessionEdit {
         try checkUnlocked(old[keptCount...].reversed(), force: request.force)
 
         for presentation in old[keptCount...].reversed() {
-            _ = try retire(presentation, answer: nil)
+            _ = try dismiss(presentation, answer: nil)
         }
         session.stack.removeSubrange(keptCount...)
         let staying = session.levels
@@ -579,7 +579,7 @@ private struct SessionEdit {
     mutating func finish(_ effect: CommandOutcome.Effect) -> CommandOutcome {
         guard !events.isEmpty || original.version == 0 else {
             return CommandOutcome(
-                session: original, effect: effect, promoted: [], retired: [], change: nil,
+                session: original, effect: effect, promoted: [], dismissed: [], change: nil,
                 transition: TransitionPlan(steps: []))
         }
         var promoted: [Presentation] = []
@@ -602,7 +602,7 @@ private struct SessionEdit {
             sessionID: session.id, version: session.version, at: now, events: events, shape: shape)
         let transition = TransitionPlan(from: NavigationShape(original), to: shape)
         return CommandOutcome(
-            session: session, effect: effect, promoted: promoted, retired: retired, change: change,
+            session: session, effect: effect, promoted: promoted, dismissed: dismissed, change: change,
             transition: transition)
     }
 }

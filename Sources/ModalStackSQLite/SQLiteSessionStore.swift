@@ -77,7 +77,7 @@ public final class SQLiteSessionStore: SessionStore {
         let rows: [LogRow] = try write { connection throws(SQLiteError) in
             let statement = try connection.statement(
                 """
-                SELECT session_id, version, created_at, updated_at, ttl, stack, queue, retired, path
+                SELECT session_id, version, created_at, updated_at, ttl, stack, queue, dismissed, path
                 FROM session_log ORDER BY rowid
                 """)
             try statement.bind([])
@@ -411,7 +411,7 @@ public final class SQLiteSessionStore: SessionStore {
         var session = update.session
         try connection.statement(
             """
-            INSERT INTO session_log (session_id, version, created_at, updated_at, ttl, stack, queue, retired, path)
+            INSERT INTO session_log (session_id, version, created_at, updated_at, ttl, stack, queue, dismissed, path)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
             """
         ).run([

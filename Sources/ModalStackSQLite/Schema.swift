@@ -126,6 +126,12 @@ enum Schema {
         ALTER TABLE sessions ADD COLUMN path TEXT NOT NULL DEFAULT '[]';
         ALTER TABLE session_log ADD COLUMN path TEXT;
         """,
+        // The session log's column of what a change dismissed says so, as the code and the
+        // `dismissed_presentations` table do. A rename changes the schema's text only: no row is
+        // rewritten, and rows a killed process left in the log are recovered from the new name.
+        """
+        ALTER TABLE session_log RENAME COLUMN retired TO dismissed;
+        """,
     ]
 
     /// The width of an `expiry_bucket` (migration 2): `expires_at / expiryBucketMilliseconds`.

@@ -139,6 +139,65 @@ struct SQLiteSessionStoreTests {
             ])
     }
 
+    @Test("a schema-6 file's session log is recovered through the column renamed from retired to dismissed")
+    func migratesSchemaSix() throws {
+        let directory = try TemporaryDirectory()
+        let first = sampleSession("s")
+        var second = sampleSession("s", version: 2, stackSize: 1)
+        second.updatedAt = Timestamp(millisecondsSinceEpoch: first.updatedAt.millisecondsSinceEpoch + 10)
+        let dismissedOne = dismissed(first.stack[1], at: 1_790_000_000_600)
+        do {
+            // What a schema-6 build killed after committing `second` leaves: the row at version 1,
+            // version 2 and what it dismissed only in the session log.
+            let connection = try SQLiteConnection(path: directory.databasePath, create: true)
+            for migration in Schema.migrations[0..<6] { try connection.execute(migration) }
+            try connection.execute("PRAGMA application_id = \(Schema.applicationID); PRAGMA user_version = 6")
+            try connection.statement(
+                """
+                INSERT INTO sessions (
+                    id, version, created_at, updated_at, stack, queue, ttl, expires_at, expiry_bucket, updated_bucket, path)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """
+            ).run([
+                .text("s"), .integer(1), .integer(first.createdAt.millisecondsSinceEpoch),
+                .integer(first.updatedAt.millisecondsSinceEpoch), .text(StoredSession.encode(first.stack)),
+                .text(StoredSession.encode(first.queue)), .integer(first.ttlSeconds),
+                .integer(first.expiresAt.millisecondsSinceEpoch),
+                .integer(first.expiresAt.millisecondsSinceEpoch / Schema.expiryBucketMilliseconds),
+                .integer(first.updatedAt.millisecondsSinceEpoch / Schema.updatedBucketMilliseconds), .text("[]"),
+            ])
+            try connection.statement(
+                """
+                INSERT INTO session_log (session_id, version, created_at, updated_at, ttl, stack, queue, retired, path)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """
+            ).run([
+                .text("s"), .integer(2), .integer(second.createdAt.millisecondsSinceEpoch),
+                .integer(second.updatedAt.millisecondsSinceEpoch), .integer(second.ttlSeconds),
+                .text(StoredSession.encode(second.stack)), .text(StoredSession.encode(second.queue)),
+                .text(StoredSession.encode([dismissedOne])), .text("[]"),
+            ])
+        }
+        var third = second
+        third.version = 3
+        do {
+            let store = try SQLiteSessionStore(path: directory.databasePath)
+            #expect(try store.session(id: "s") == second)
+            #expect(try store.dismissedPresentation(id: dismissedOne.id, sessionID: "s") == dismissedOne)
+            #expect(try storedVersions(directory) == ["s": 2])
+            #expect(try logRowCount(directory) == 0)
+            #expect(try store.integrityCheck() == ["ok"])
+            #expect(try logColumns(directory).contains("dismissed"))
+            #expect(try !logColumns(directory).contains("retired"))
+            // And the migrated file logs as a new one does.
+            try store.commit([save(third, dismissed: [dismissed(second.stack[0], at: 1_790_000_000_700)])])
+            #expect(try logRowCount(directory) == 1)
+        }  // Dropped without close(): version 3 is in the session log only.
+        let reopened = try SQLiteSessionStore(path: directory.databasePath)
+        #expect(try reopened.session(id: "s") == third)
+        #expect(try reopened.dismissedPresentation(id: second.stack[0].id, sessionID: "s") != nil)
+    }
+
     @Test("a file that is not a database is refused and left untouched")
     func garbageFile() throws {
         let directory = try TemporaryDirectory()
@@ -263,6 +322,16 @@ private func storedVersions(_ directory: TemporaryDirectory) throws -> [String: 
     var versions: [String: Int64] = [:]
     while try statement.step() { versions[statement.text(at: 0)] = statement.integer(at: 1) }
     return versions
+}
+
+private func logColumns(_ directory: TemporaryDirectory) throws -> [String] {
+    let connection = try SQLiteConnection(path: directory.databasePath, readOnly: true)
+    let statement = try connection.statement("SELECT name FROM pragma_table_info('session_log')")
+    try statement.bind([])
+    defer { statement.reset() }
+    var names: [String] = []
+    while try statement.step() { names.append(statement.text(at: 0)) }
+    return names
 }
 
 private func logRowCount(_ directory: TemporaryDirectory) throws -> Int64 {

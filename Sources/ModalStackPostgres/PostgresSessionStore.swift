@@ -94,7 +94,7 @@ public final class PostgresSessionStore: SessionStore {
     public func dismissedPresentation(id: String, sessionID: String) throws(StoreError) -> Presentation? {
         let rows = try query(
             "SELECT document FROM dismissed_presentations WHERE session_id = $1 AND id = $2", [sessionID, id])
-        return try rows.scalar.map { document throws(StoreError) in try StoredSession.decodeOne(document) }
+        return try rows.scalar.map { document throws(StoreError) in try RowCodec.decodeOne(document) }
     }
 
     public func changes(sessionID: String, after version: Int64, eventLimit: Int) throws(StoreError) -> [SessionChange]
@@ -106,7 +106,7 @@ public final class PostgresSessionStore: SessionStore {
         var changes: [SessionChange] = []
         var eventCount = 0
         for record in rows.rows.compactMap({ $0[0] }) where eventCount < eventLimit {
-            let change = try StoredSession.decodeChange(record, sessionID: sessionID)
+            let change = try RowCodec.decodeChange(record, sessionID: sessionID)
             changes.append(change)
             eventCount += change.events.count
         }
@@ -117,7 +117,7 @@ public final class PostgresSessionStore: SessionStore {
         let rows = try query(
             "SELECT record FROM changes WHERE session_id = $1 AND version = $2", [sessionID, String(version)])
         return try rows.scalar.map { record throws(StoreError) in
-            try StoredSession.decodeChange(record, sessionID: sessionID)
+            try RowCodec.decodeChange(record, sessionID: sessionID)
         }
     }
 
@@ -138,7 +138,7 @@ public final class PostgresSessionStore: SessionStore {
         }
         return StoredResponse(
             scope: scope, key: key, fingerprint: fingerprint, status: status,
-            headers: try StoredSession.decodeHeaders(headers), body: body,
+            headers: try RowCodec.decodeHeaders(headers), body: body,
             createdAt: Timestamp(millisecondsSinceEpoch: createdAt))
     }
 
@@ -302,7 +302,7 @@ public final class PostgresSessionStore: SessionStore {
             """,
             [
                 response.scope, response.key, PostgresBytes.encode(response.fingerprint),
-                String(response.status), StoredSession.encodeHeaders(response.headers),
+                String(response.status), RowCodec.encodeHeaders(response.headers),
                 PostgresBytes.encode(response.body), String(response.createdAt.millisecondsSinceEpoch),
                 String(oldestKept),
             ]
@@ -356,7 +356,7 @@ public final class PostgresSessionStore: SessionStore {
                 """,
                 [
                     session.id, presentation.id,
-                    String(StoredSession.dismissedSequence(version: session.version, offset: offset)),
+                    String(RowCodec.dismissedSequence(version: session.version, offset: offset)),
                     presentation.jsonText,
                 ])
         }
@@ -399,7 +399,7 @@ public final class PostgresSessionStore: SessionStore {
         else {
             throw StoreError(.corrupt, "a stored session is not in the expected form")
         }
-        return try StoredSession.session(
+        return try RowCodec.session(
             id: id, version: version, createdAt: createdAt, updatedAt: updatedAt, path: path, stack: stack,
             queue: queue,
             ttl: ttl)

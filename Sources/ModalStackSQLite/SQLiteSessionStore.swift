@@ -95,7 +95,7 @@ public final class SQLiteSessionStore: SessionStore {
                 continue
             }
             let dismissed =
-                try row.dismissed.map { text throws(StoreError) in try StoredSession.decodeList(text) } ?? []
+                try row.dismissed.map { text throws(StoreError) in try RowCodec.decodeList(text) } ?? []
             var entry =
                 latest[row.sessionID]
                 ?? UnwrittenSessions.Entry(session: logged, dismissed: [], since: 0, firstRowID: 0)
@@ -113,7 +113,7 @@ public final class SQLiteSessionStore: SessionStore {
                     version.reset()
                     guard stored < entry.session.version else { continue }
                     entry.dismissed.removeAll {
-                        $0.sequence < StoredSession.dismissedSequence(version: stored + 1, offset: 0)
+                        $0.sequence < RowCodec.dismissedSequence(version: stored + 1, offset: 0)
                     }
                     try writeBack(entry, on: connection)
                 }
@@ -231,7 +231,7 @@ public final class SQLiteSessionStore: SessionStore {
             defer { statement.reset() }
             return try statement.step() ? statement.text(at: 0) : nil
         }
-        return try document.map { document throws(StoreError) in try StoredSession.decodeOne(document) }
+        return try document.map { document throws(StoreError) in try RowCodec.decodeOne(document) }
     }
 
     public func changes(sessionID: String, after version: Int64, eventLimit: Int) throws(StoreError) -> [SessionChange]
@@ -250,7 +250,7 @@ public final class SQLiteSessionStore: SessionStore {
         var changes: [SessionChange] = []
         var eventCount = 0
         for record in records where eventCount < eventLimit {
-            let change = try StoredSession.decodeChange(record, sessionID: sessionID)
+            let change = try RowCodec.decodeChange(record, sessionID: sessionID)
             changes.append(change)
             eventCount += change.events.count
         }
@@ -266,7 +266,7 @@ public final class SQLiteSessionStore: SessionStore {
             return try statement.step() ? statement.text(at: 0) : nil
         }
         return try record.map { record throws(StoreError) in
-            try StoredSession.decodeChange(record, sessionID: sessionID)
+            try RowCodec.decodeChange(record, sessionID: sessionID)
         }
     }
 
@@ -290,7 +290,7 @@ public final class SQLiteSessionStore: SessionStore {
         guard let row else { return nil }
         return StoredResponse(
             scope: scope, key: key, fingerprint: row.fingerprint, status: Int(row.status),
-            headers: try StoredSession.decodeHeaders(row.headers), body: row.body,
+            headers: try RowCodec.decodeHeaders(row.headers), body: row.body,
             createdAt: Timestamp(millisecondsSinceEpoch: row.createdAt))
     }
 
@@ -382,7 +382,7 @@ public final class SQLiteSessionStore: SessionStore {
                 ).run([
                     .text(response.scope), .text(response.key), .blob(response.fingerprint),
                     .integer(Int64(response.status)),
-                    .text(StoredSession.encodeHeaders(response.headers)), .blob(response.body),
+                    .text(RowCodec.encodeHeaders(response.headers)), .blob(response.body),
                     .integer(response.createdAt.millisecondsSinceEpoch),
                 ])
             }
@@ -418,7 +418,7 @@ public final class SQLiteSessionStore: SessionStore {
             .text(session.id), .integer(session.version), .integer(session.createdAt.millisecondsSinceEpoch),
             .integer(session.updatedAt.millisecondsSinceEpoch), .integer(session.ttlSeconds),
             .text(update.document.stackText), .text(update.document.queueText),
-            dismissed.isEmpty ? .null : .text(StoredSession.encode(dismissed.map(\.presentation))),
+            dismissed.isEmpty ? .null : .text(RowCodec.encode(dismissed.map(\.presentation))),
             .text(update.document.pathText),
         ])
         let rowID = sqlite3_last_insert_rowid(connection.handle)
@@ -476,8 +476,8 @@ public final class SQLiteSessionStore: SessionStore {
     private func writeBack(_ entry: UnwrittenSessions.Entry, on connection: SQLiteConnection) throws(SQLiteError) {
         let session = entry.session
         try save(
-            session, path: StoredSession.encode(session.path), stack: StoredSession.encode(session.stack),
-            queue: StoredSession.encode(session.queue), on: connection)
+            session, path: RowCodec.encode(session.path), stack: RowCodec.encode(session.stack),
+            queue: RowCodec.encode(session.queue), on: connection)
         try saveDismissed(entry.dismissed, sessionID: entry.session.id, on: connection)
     }
 
@@ -684,7 +684,7 @@ private struct SessionRow: Sendable {
     }
 
     func session() throws(StoreError) -> Session {
-        try StoredSession.session(
+        try RowCodec.session(
             id: id, version: version, createdAt: createdAt, updatedAt: updatedAt, path: path, stack: stack,
             queue: queue,
             ttl: ttl)
@@ -719,7 +719,7 @@ private struct LogRow: Sendable {
     /// The session after the change, or nil for a deletion.
     func session() throws(StoreError) -> Session? {
         guard let version else { return nil }
-        return try StoredSession.session(
+        return try RowCodec.session(
             id: sessionID, version: version, createdAt: createdAt, updatedAt: updatedAt, path: path, stack: stack,
             queue: queue, ttl: ttl)
     }

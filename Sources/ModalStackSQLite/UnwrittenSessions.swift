@@ -10,7 +10,7 @@ struct DismissedPresentation: Sendable {
     static func list(_ presentations: [Presentation], dismissedBy version: Int64) -> [DismissedPresentation] {
         presentations.enumerated().map { offset, presentation in
             DismissedPresentation(
-                sequence: StoredSession.dismissedSequence(version: version, offset: offset), presentation: presentation)
+                sequence: RowCodec.dismissedSequence(version: version, offset: offset), presentation: presentation)
         }
     }
 }

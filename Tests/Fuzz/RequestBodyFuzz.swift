@@ -83,16 +83,16 @@ enum RequestBodyFuzz {
             finding("the change does not replay onto the session before it: \(mismatch)", input: input)
         }
         let storedChange = Result { () throws(StoreError) in
-            try StoredSession.decodeChange(change.jsonText, sessionID: change.sessionID)
+            try RowCodec.decodeChange(change.jsonText, sessionID: change.sessionID)
         }
         guard case .success(let readChange) = storedChange, readChange == change else {
             finding("the change does not read back from its stored form: \(storedChange)", input: input)
         }
         let storedSession = Result { () throws(StoreError) in
-            try StoredSession.session(
+            try RowCodec.session(
                 id: after.id, version: after.version, createdAt: after.createdAt.millisecondsSinceEpoch,
-                updatedAt: after.updatedAt.millisecondsSinceEpoch, path: StoredSession.encode(after.path),
-                stack: StoredSession.encode(after.stack), queue: StoredSession.encode(after.queue),
+                updatedAt: after.updatedAt.millisecondsSinceEpoch, path: RowCodec.encode(after.path),
+                stack: RowCodec.encode(after.stack), queue: RowCodec.encode(after.queue),
                 ttl: after.ttlSeconds)
         }
         guard case .success(let readSession) = storedSession, readSession == after else {

@@ -109,8 +109,8 @@ struct SQLiteSessionStoreTests {
             ] {
                 try insertSession.run([
                     .text(id), .integer(live.version), .integer(live.createdAt.millisecondsSinceEpoch),
-                    .integer(live.updatedAt.millisecondsSinceEpoch), .text(StoredSession.encode(live.stack)),
-                    .text(StoredSession.encode(live.queue)), .integer(live.ttlSeconds), .integer(expiresAt),
+                    .integer(live.updatedAt.millisecondsSinceEpoch), .text(RowCodec.encode(live.stack)),
+                    .text(RowCodec.encode(live.queue)), .integer(live.ttlSeconds), .integer(expiresAt),
                 ])
             }
             try connection.statement(
@@ -160,8 +160,8 @@ struct SQLiteSessionStoreTests {
                 """
             ).run([
                 .text("s"), .integer(1), .integer(first.createdAt.millisecondsSinceEpoch),
-                .integer(first.updatedAt.millisecondsSinceEpoch), .text(StoredSession.encode(first.stack)),
-                .text(StoredSession.encode(first.queue)), .integer(first.ttlSeconds),
+                .integer(first.updatedAt.millisecondsSinceEpoch), .text(RowCodec.encode(first.stack)),
+                .text(RowCodec.encode(first.queue)), .integer(first.ttlSeconds),
                 .integer(first.expiresAt.millisecondsSinceEpoch),
                 .integer(first.expiresAt.millisecondsSinceEpoch / Schema.expiryBucketMilliseconds),
                 .integer(first.updatedAt.millisecondsSinceEpoch / Schema.updatedBucketMilliseconds), .text("[]"),
@@ -174,8 +174,8 @@ struct SQLiteSessionStoreTests {
             ).run([
                 .text("s"), .integer(2), .integer(second.createdAt.millisecondsSinceEpoch),
                 .integer(second.updatedAt.millisecondsSinceEpoch), .integer(second.ttlSeconds),
-                .text(StoredSession.encode(second.stack)), .text(StoredSession.encode(second.queue)),
-                .text(StoredSession.encode([dismissedOne])), .text("[]"),
+                .text(RowCodec.encode(second.stack)), .text(RowCodec.encode(second.queue)),
+                .text(RowCodec.encode([dismissedOne])), .text("[]"),
             ])
         }
         var third = second

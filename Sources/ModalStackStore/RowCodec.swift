@@ -1,8 +1,9 @@
 import ModalStackCore
 
-/// How sessions and presentations are written into rows: the core's JSON forms, compact. Every
-/// engine stores them this way, so a row means the same in each.
-public enum StoredSession {
+/// How values are written into rows' columns and read back: sessions, presentations, paths,
+/// changes and headers, in the core's JSON forms, compact. Every engine stores them this way, so
+/// a row means the same in each.
+public enum RowCodec {
     /// A session from the columns of its row, the lists in their stored form.
     public static func session(
         id: String, version: Int64, createdAt: Int64, updatedAt: Int64, path: String, stack: String, queue: String,

@@ -23,7 +23,7 @@ enum Responses {
         sessionBody(status, session.serialized(), session, headers: headers)
     }
 
-    /// The session's state already rendered (from the working set), tagged with its version.
+    /// The session's state already rendered (from the session cache), tagged with its version.
     static func sessionBody(_ status: Int, _ body: [UInt8], _ session: Session, headers: HTTPHeaders = HTTPHeaders())
         -> HTTPResponse
     {

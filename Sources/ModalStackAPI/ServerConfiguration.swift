@@ -41,8 +41,8 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// Seconds between a stop signal and the drain, served as usual but with `/readyz` at 503, so that
     /// load balancers stop sending traffic before the listener closes.
     public var shutdownDelaySeconds = 0
-    /// How many sessions the in-memory working set holds; misses read from the store.
-    public var workingSetSessions = 10_000
+    /// How many sessions the session cache holds in memory; misses read from the store.
+    public var cacheSize = 10_000
     public var threads = 2
     public var connectionLimit = 1024
     public var connectionTimeoutSeconds = 30
@@ -125,7 +125,7 @@ private let serverSettings: [Setting<ServerConfiguration>] = [
         \.shutdownTimeoutSeconds),
     .integer(
         "cache-size", "sessions kept in memory (least recently used dropped; misses read the database)", 0...10_000_000,
-        \.workingSetSessions),
+        \.cacheSize),
     .integer("threads", "HTTP worker threads", 1...256, \.threads),
     .integer("connection-limit", "the most simultaneous connections; more are refused", 1...100_000, \.connectionLimit),
     .integer(

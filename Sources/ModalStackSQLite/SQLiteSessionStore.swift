@@ -122,7 +122,7 @@ public final class SQLiteSessionStore: SessionStore {
         }
     }
 
-    /// One process owns the file: the working set in memory is the truth.
+    /// One process owns the file: the session cache in memory is the truth.
     public var isShared: Bool { false }
 
     public func session(id: String) throws(StoreError) -> Session? {

@@ -16,7 +16,7 @@ import Timekeeping
 /// on the committing thread. Reads see committed state only. Nothing under the commit lock
 /// reads or writes the store.
 ///
-/// On a store shared with other instances, what the working set holds is checked against the
+/// On a store shared with other instances, what the session cache holds is checked against the
 /// store before it answers, a change another instance committed first sends the changes built on
 /// the old state back to be decided again, and watchers hear of other instances' changes.
 public final class SessionService: Sendable {
@@ -31,7 +31,7 @@ public final class SessionService: Sendable {
     /// Makes the ids of new sessions and presentations.
     public let makeID: @Sendable () -> String
     public let notifier = SessionNotifier()
-    let workingSet: WorkingSet
+    let cache: SessionCache
     /// Changes applied but not yet committed, and the queue of commits.
     private let pending = LockedValue(PendingState())
     /// Counts the batches settled (committed or failed), changed under `pending`'s lock: a state
@@ -45,7 +45,7 @@ public final class SessionService: Sendable {
 
     public init(
         store: any SessionStore, rules: SessionRules, catalog: Catalog?, metrics: any CommitMetrics,
-        workingSetCapacity: Int, time: any TimeSource = SystemTime(),
+        cacheSize: Int, time: any TimeSource = SystemTime(),
         makeID: @escaping @Sendable () -> String = RandomID.make
     ) {
         self.store = store
@@ -54,7 +54,7 @@ public final class SessionService: Sendable {
         self.metrics = metrics
         self.time = time
         self.makeID = makeID
-        self.workingSet = WorkingSet(capacity: workingSetCapacity)
+        self.cache = SessionCache(capacity: cacheSize)
         store.observeOtherWriters { [weak self] id in self?.changedElsewhere(id) }
     }
 
@@ -65,7 +65,7 @@ public final class SessionService: Sendable {
         try renderedSession(id: id)?.session
     }
 
-    /// The session and its JSON, rendered once per version and kept in the working set.
+    /// The session and its JSON, rendered once per version and kept in the session cache.
     public func renderedSession(id: String) throws(StoreError) -> (session: Session, body: [UInt8])? {
         let now = time.now()
         let read = try readCommitted(id)
@@ -73,13 +73,13 @@ public final class SessionService: Sendable {
         var rendered = read.rendered
         if read.fromStore {
             pending.withLock { _ in
-                if read.isCurrent(settledBatches) { workingSet.loaded(session) }
+                if read.isCurrent(settledBatches) { cache.loaded(session) }
             }
-            rendered = workingSet.rendering(of: session)
+            rendered = cache.rendering(of: session)
         }
         if let rendered { return (session, rendered) }
         let body = session.serialized()
-        workingSet.rendered(body, for: session)
+        cache.rendered(body, for: session)
         return (session, body)
     }
 
@@ -137,7 +137,7 @@ public final class SessionService: Sendable {
     /// outcome once it is committed (at once for a refusal, a replay, or a change that changes
     /// nothing and waits for nothing). `render` runs before the commit: its answer is committed
     /// with the change when the change carries an idempotency key. It gets the session's JSON
-    /// too, rendered once: the store writes the same text. The working set keeps renderings of
+    /// too, rendered once: the store writes the same text. The session cache keeps renderings of
     /// sessions read, not written: one per written session too cost 24 MiB at 100k sessions.
     public func submit<Answer: ReplayableAnswer>(
         _ request: ChangeRequest, render: @escaping @Sendable (CommandOutcome, SessionDocument) -> Answer,
@@ -236,7 +236,7 @@ public final class SessionService: Sendable {
             let read = try readCommitted(id)
             // A stale read is skipped: the next sweep finds the session again if it is still expired.
             let expired = pending.withLock { pending in
-                guard let latest = pending.latest(id, read: read, workingSet: workingSet, settled: settledBatches),
+                guard let latest = pending.latest(id, read: read, cache: cache, settled: settledBatches),
                     !latest.isPending, let session = latest.session, session.isExpired(at: time.now())
                 else { return false }
                 pending.enqueue(
@@ -266,7 +266,7 @@ public final class SessionService: Sendable {
     }
 
     /// Decides a change under the commit lock, on the latest state of its session, read before
-    /// the lock is taken; read again if a batch settled in between and the working set no longer
+    /// the lock is taken; read again if a batch settled in between and the session cache no longer
     /// holds the session. A change with an idempotency key whose response is stored is answered
     /// with it instead.
     private func decide<Answer: Sendable>(
@@ -283,7 +283,7 @@ public final class SessionService: Sendable {
                     stored.fingerprint == key.fingerprint ? .replayed(stored) : .refused(.idempotencyKeyReused))
             }
             let decided = pending.withLock { pending -> Admission<Answer>? in
-                guard let latest = pending.latest(id, read: read, workingSet: workingSet, settled: settledBatches)
+                guard let latest = pending.latest(id, read: read, cache: cache, settled: settledBatches)
                 else {
                     return nil
                 }
@@ -340,13 +340,13 @@ public final class SessionService: Sendable {
         return .queued
     }
 
-    /// The committed state of a session, read outside the commit lock: from the working set,
-    /// or from the store when the working set does not have it or the store is shared (another
+    /// The committed state of a session, read outside the commit lock: from the session cache,
+    /// or from the store when the session cache does not have it or the store is shared (another
     /// instance may have changed it).
     private func readCommitted(_ id: String) throws(StoreError) -> CommittedRead {
         if store.isShared { return try readFromStore(id) }
         let settled = settledBatches.load(ordering: .acquiring)
-        switch workingSet.lookup(id) {
+        switch cache.lookup(id) {
         case .session(let session, let rendered):
             return CommittedRead(settledBatches: settled, session: session, fromStore: false, rendered: rendered)
         case .deleted: return CommittedRead(settledBatches: settled, session: nil, fromStore: false)
@@ -393,14 +393,14 @@ public final class SessionService: Sendable {
         }
     }
 
-    /// The batch is durable but for the `superseded` sessions: the working set learns it, then
+    /// The batch is durable but for the `superseded` sessions: the session cache learns it, then
     /// every request gets its answer and every watcher its notification. The superseded sessions'
     /// changes, and those queued behind them (they build on them), go back to be decided again on
     /// what the store holds now, in their order.
     private func committed(_ batch: [PendingCommit], except superseded: Set<String>) {
         let decideAgain = pending.withLock { pending -> [PendingCommit] in
             for commit in batch where !commit.writes.isEmpty && !superseded.contains(commit.sessionID) {
-                workingSet.committed(commit.session, id: commit.sessionID)
+                cache.committed(commit.session, id: commit.sessionID)
             }
             for commit in batch where !superseded.contains(commit.sessionID) {
                 pending.settle(commit.sessionID)
@@ -411,7 +411,7 @@ public final class SessionService: Sendable {
             pending.queue.removeAll { superseded.contains($0.sessionID) }
             for id in superseded {
                 pending.sessions[id] = nil
-                workingSet.forget(id)
+                cache.forget(id)
             }
             return batch.filter { superseded.contains($0.sessionID) } + queued
         }
@@ -451,13 +451,13 @@ public final class SessionService: Sendable {
     // MARK: Other instances
 
     /// Another instance changed or deleted the session (nil: some such news may have been lost):
-    /// what the working set holds of it is dropped, and its watchers hear what the store holds now.
+    /// what the session cache holds of it is dropped, and its watchers hear what the store holds now.
     private func changedElsewhere(_ id: String?) {
         guard let id else {
             for watched in notifier.watchedSessionIDs { changedElsewhere(watched) }
             return
         }
-        pending.withLock { _ in workingSet.forget(id) }
+        pending.withLock { _ in cache.forget(id) }
         guard notifier.isWatched(id) else { return }
         // Off the listening thread, which must go on reading notifications.
         DispatchQueue.global().async { [self] in
@@ -494,14 +494,14 @@ struct CommittedRead {
     let settledBatches: UInt64
     /// Nil: the session does not exist, or is deleted.
     let session: Session?
-    /// Whether it came from the store (the working set did not hold it, or the store is
-    /// shared), so the working set may be given it.
+    /// Whether it came from the store (the session cache did not hold it, or the store
+    /// is shared), so the session cache may be given it.
     let fromStore: Bool
-    /// The session's JSON, when the working set held it rendered.
+    /// The session's JSON, when the session cache held it rendered.
     var rendered: [UInt8]? = nil
 
     /// Whether no batch settled since the read, so it is still the committed state: only a
-    /// settling batch changes what the store or the working set holds for a session.
+    /// settling batch changes what the store or the session cache holds for a session.
     func isCurrent(_ settled: borrowing Atomic<UInt64>) -> Bool {
         settled.load(ordering: .acquiring) == settledBatches
     }
@@ -547,18 +547,18 @@ struct PendingState {
     }
 
     /// The session as the next change must see it: pending, else committed (an expired one
-    /// included, for the caller to judge); nil when `read` is no longer current and the working
-    /// set does not hold the session.
-    func latest(_ id: String, read: CommittedRead, workingSet: WorkingSet, settled: borrowing Atomic<UInt64>)
+    /// included, for the caller to judge); nil when `read` is no longer current and the session
+    /// cache does not hold the session.
+    func latest(_ id: String, read: CommittedRead, cache: SessionCache, settled: borrowing Atomic<UInt64>)
         -> (session: Session?, isPending: Bool)?
     {
         if let pending = sessions[id] { return (pending.session, true) }
         if read.isCurrent(settled) {
-            if read.fromStore, let session = read.session { workingSet.loaded(session) }
+            if read.fromStore, let session = read.session { cache.loaded(session) }
             return (read.session, false)
         }
-        // A batch settled since: the working set knows what it committed, unless it let it go.
-        switch workingSet.lookup(id) {
+        // A batch settled since: the session cache knows what it committed, unless it let it go.
+        switch cache.lookup(id) {
         case .session(let session, _): return (session, false)
         case .deleted: return (nil, false)
         case .miss: return nil
@@ -574,7 +574,7 @@ struct PendingState {
         queue.append(commit)
     }
 
-    /// One of the session's pending commits is done; the last one hands it back to the working set.
+    /// One of the session's pending commits is done; the last one hands it back to the session cache.
     mutating func settle(_ id: String) {
         guard var entry = sessions[id] else { return }
         entry.count -= 1

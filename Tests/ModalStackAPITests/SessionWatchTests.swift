@@ -143,7 +143,7 @@ private final class WatchHarness: Sendable {
         directory = try TemporaryDirectory()
         let store = try SQLiteSessionStore(path: directory.appending("sessions.sqlite"), time: time)
         service = SessionService(
-            store: store, rules: SessionRules(), catalog: nil, metrics: metrics, workingSetCapacity: 100, time: time)
+            store: store, rules: SessionRules(), catalog: nil, metrics: metrics, cacheSize: 100, time: time)
         watch = SessionWatch(
             service: service, metrics: metrics, maxWaitSeconds: maxWaitSeconds, heartbeatSeconds: heartbeatSeconds,
             time: time)

@@ -13,8 +13,8 @@ struct SessionServiceTests {
     @Test(
         "concurrent changes to one session each get their own version, with none lost or given twice",
         arguments: [0, 100])
-    func concurrentChangesGetEveryVersionOnce(workingSetCapacity: Int) throws {
-        let harness = try ServiceHarness(workingSetCapacity: workingSetCapacity)
+    func concurrentChangesGetEveryVersionOnce(cacheSize: Int) throws {
+        let harness = try ServiceHarness(cacheSize: cacheSize)
         let threads = 4
         let perThread = 50
         let versions = LockedValue<[Int64]>([])
@@ -248,7 +248,7 @@ struct SessionServiceTests {
 
     @Test("a write to an expired session not swept yet starts a new session, without the old log")
     func expiredSessionStartsAfresh() throws {
-        let harness = try ServiceHarness(workingSetCapacity: 0)
+        let harness = try ServiceHarness(cacheSize: 0)
         #expect(harness.change(.create(SessionOptions(ttlSeconds: 60)), on: "s")?.answer?.version == 1)
         #expect(harness.change(replaceStack("a"), on: "s")?.answer?.version == 2)
         harness.time.advance(by: .seconds(61))

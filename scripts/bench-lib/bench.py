@@ -86,7 +86,7 @@ Method
   valgrind's callgrind (all its threads, libmicrohttpd and SQLite included, the kernel not) over
   8 s of wrk at 16 connections on 256 sessions, after a 5 s warm-up (writes: after 8,192 changes
   and over at least 16,384, as rows are written back from the session log in a wave every 4,096
-  changes): reads (working-set hits) and present+dismiss pairs, each split by layer (HTTP, endpoint, rules, rendering, commit, and
+  changes): reads (session cache hits) and present+dismiss pairs, each split by layer (HTTP, endpoint, rules, rendering, commit, and
   libmicrohttpd's memset; see LAYERS) and with the Swift functions that take most (inclusive). The
   hypervisor's steal changes requests/s from run to run; it does not change these counts.
 * --perf, instead of all the above: where ModalStack's CPU goes, the kernel included, which
@@ -111,7 +111,7 @@ LUA = os.path.join(HERE, "wrk.lua")
 CEILING_SOURCE = os.path.join(ROOT, "scripts", "ceiling", "ceiling.c")
 TEMPLATE_ID = "bench-template"
 TEMPLATE_PRESENT = {"destination": "profile", "payload": {"user": "bench", "theme": "dark"}}
-# --callgrind: few sessions, so that reads hit the working set; few connections, as valgrind is slow.
+# --callgrind: few sessions, so that reads hit the session cache; few connections, as valgrind is slow.
 CALLGRIND_SESSIONS = 256
 CALLGRIND_CONNECTIONS = 16
 CALLGRIND_FUNCTIONS = 25
@@ -1085,7 +1085,7 @@ LAYERS = [
     ("endpoint", ("Router.respond(to:reply:)",)),
     ("rules", ("Session.applying(_:in:)",)),
     # A change renders the session once (SessionDocument), then its answer around it. A read
-    # answers with the JSON the working set keeps per version: it renders nothing.
+    # answers with the JSON the session cache keeps per version: it renders nothing.
     ("rendering", ("Responses.change(", "SessionDocument.init(")),
     ("commit", ("SQLiteSessionStore.commit(_:)",)),
 ]
@@ -1114,7 +1114,7 @@ def scenario_databases(bench, name, sessions):
 
 
 def instruction_table(bench):
-    labels = {"read": "GET session (working set hit)", "write": "present + dismiss"}
+    labels = {"read": "GET session (session cache hit)", "write": "present + dismiss"}
     for mode, copy in scenario_databases(bench, "callgrind", CALLGRIND_SESSIONS):
         label = labels[mode]
         total, memset, busiest = instructions_per_request(bench, copy, mode, CALLGRIND_SESSIONS)

@@ -5,11 +5,11 @@ import ModalStackCore
 /// a session's JSON is rendered once per version. It holds only committed state, never a change
 /// still waiting for its commit.
 ///
-/// Bounded to `capacity` entries by the CLOCK approximation of least-recently-used: a lookup
-/// marks its entry used; a new entry, once full, takes the slot of the first entry the hand finds
-/// unmarked, the hand clearing marks as it passes. Each call does constant work under the lock
+/// Bounded to `capacity` entries (`--cache-size`) by the CLOCK approximation of
+/// least-recently-used: a lookup marks its entry used; a new entry, once full, takes the slot of
+/// the first entry the hand finds unmarked, the hand clearing marks as it passes. Each call does constant work under the lock
 /// (a full LRU order, or a sort when over capacity, would cost more on every read or stall them all).
-final class WorkingSet: Sendable {
+final class SessionCache: Sendable {
     private struct Entry {
         let id: String
         /// Nil: known to be deleted (a tombstone, so that a slow read cannot bring it back).
@@ -77,7 +77,7 @@ final class WorkingSet: Sendable {
         }
     }
 
-    /// The JSON rendered for the session's version, if the working set holds that version rendered.
+    /// The JSON rendered for the session's version, if the cache holds that version rendered.
     func rendering(of session: Session) -> [UInt8]? {
         state.withLock { state in state.slot(holding: session).flatMap { state.entries[$0].rendered } }
     }

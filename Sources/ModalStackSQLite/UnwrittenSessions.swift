@@ -1,19 +1,4 @@
 import ModalStackCore
-import ModalStackStore
-
-/// A presentation that left a session, with where it sorts among the session's dismissed ones.
-struct DismissedPresentation: Sendable {
-    var sequence: Int64
-    var presentation: Presentation
-
-    /// What the change to `version` dismissed, ordered by that version, then by their order in the change.
-    static func list(_ presentations: [Presentation], dismissedBy version: Int64) -> [DismissedPresentation] {
-        presentations.enumerated().map { offset, presentation in
-            DismissedPresentation(
-                sequence: RowCodec.dismissedSequence(version: version, offset: offset), presentation: presentation)
-        }
-    }
-}
 
 /// The sessions whose newest version is committed in the session log but not yet in their row,
 /// held in memory: the store answers for them from here until their row is written back. A

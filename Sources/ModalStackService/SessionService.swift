@@ -482,12 +482,6 @@ public final class SessionService: Sendable {
     }
 }
 
-/// What the service measures about commits; the server's metrics implement it.
-public protocol CommitMetrics: Sendable {
-    func recordCommit(seconds: Double)
-    func recordEvents(_ events: [SessionEvent])
-}
-
 /// A session's committed state as read outside the commit lock, and when it was read.
 struct CommittedRead {
     /// ``SessionService/settledBatches`` before the read.

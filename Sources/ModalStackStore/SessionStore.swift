@@ -22,6 +22,10 @@ public protocol SessionStore: Sendable {
     /// The logged change that made `version`, if the log still holds it.
     func change(sessionID: String, version: Int64) throws(StoreError) -> SessionChange?
 
+    /// What rebuilds the session at `version` (see ``session(id:at:)``): nil when the log no longer
+    /// holds the change that made it, or the session is not at that version or later.
+    func history(sessionID: String, through version: Int64) throws(StoreError) -> SessionHistory?
+
     /// Up to `limit` sessions not expired at `now`, the most recently changed first (by
     /// `updatedAt`, then by id, both descending), starting after `cursor`: the last session of the
     /// previous page. A session that does not change while a client pages is listed exactly once.

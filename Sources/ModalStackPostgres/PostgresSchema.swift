@@ -60,6 +60,11 @@ enum PostgresSchema {
         """
         ALTER TABLE sessions ADD COLUMN path text NOT NULL DEFAULT '[]';
         """,
+        // Every 64th version's change also holds the session after it, which any later version
+        // is rebuilt from (`SessionHistory`).
+        """
+        ALTER TABLE changes ADD COLUMN checkpoint text;
+        """,
     ]
 
     static var currentVersion: Int { migrations.count }

@@ -97,28 +97,45 @@ public final class PostgresSessionStore: SessionStore {
         return try rows.scalar.map { document throws(StoreError) in try RowCodec.decodeOne(document) }
     }
 
+    /// The changes the log shows, the newest ``RetentionPolicy/eventLogSize``; the table may
+    /// hold a few older ones, down to a checkpoint (``RetentionPolicy/changesDeleted(whenLogging:)``).
     public func changes(sessionID: String, after version: Int64, eventLimit: Int) throws(StoreError) -> [SessionChange]
     {
         // A change holds at least one event, so `eventLimit` rows are always enough.
         let rows = try query(
-            "SELECT record FROM changes WHERE session_id = $1 AND version > $2 ORDER BY version LIMIT $3",
-            [sessionID, String(version), String(max(eventLimit, 1))])
-        var changes: [SessionChange] = []
-        var eventCount = 0
-        for record in rows.rows.compactMap({ $0[0] }) where eventCount < eventLimit {
-            let change = try RowCodec.decodeChange(record, sessionID: sessionID)
-            changes.append(change)
-            eventCount += change.events.count
-        }
-        return changes
+            """
+            SELECT record FROM changes WHERE session_id = $1 AND version > $2
+                AND version > (SELECT version FROM sessions WHERE id = $1) - $3
+            ORDER BY version LIMIT $4
+            """,
+            [sessionID, String(version), String(retention.eventLogSize), String(max(eventLimit, 1))])
+        return try RowCodec.decodeChanges(rows.rows.compactMap { $0[0] }, sessionID: sessionID, eventLimit: eventLimit)
     }
 
     public func change(sessionID: String, version: Int64) throws(StoreError) -> SessionChange? {
+        try changes(sessionID: sessionID, after: version - 1, eventLimit: 1).first { $0.version == version }
+    }
+
+    public func history(sessionID: String, through version: Int64) throws(StoreError) -> SessionHistory? {
         let rows = try query(
-            "SELECT record FROM changes WHERE session_id = $1 AND version = $2", [sessionID, String(version)])
-        return try rows.scalar.map { record throws(StoreError) in
-            try RowCodec.decodeChange(record, sessionID: sessionID)
+            """
+            SELECT c.version, c.record, c.checkpoint, s.version FROM changes c JOIN sessions s ON s.id = c.session_id
+            WHERE c.session_id = $1 AND c.version <= $2
+                AND c.version >= coalesce((SELECT max(version) FROM changes
+                    WHERE session_id = $1 AND version <= $2 AND checkpoint IS NOT NULL), 1)
+            ORDER BY c.version
+            """, [sessionID, String(version)])
+        var logged: [LoggedChange] = []
+        var current: Int64 = 0
+        for row in rows.rows {
+            guard row.count == 4, let version = row[0].flatMap({ Int64($0) }), let record = row[1],
+                let sessionVersion = row[3].flatMap({ Int64($0) })
+            else { throw StoreError(.corrupt, "a stored change of session \(sessionID) is not in the expected form") }
+            logged.append(LoggedChange(version: version, record: record, checkpoint: row[2]))
+            current = sessionVersion
         }
+        return try SessionHistory(
+            sessionID: sessionID, version: version, current: current, rows: logged, retention: retention)
     }
 
     public func idempotentResponse(scope: String, key: String) throws(StoreError) -> StoredResponse? {
@@ -268,8 +285,9 @@ public final class PostgresSessionStore: SessionStore {
                 WHERE s.version = excluded.version - 1
                 RETURNING 1
             ), logged AS (
-                INSERT INTO changes (session_id, version, record) SELECT $1, $2, $9 FROM saved
-                ON CONFLICT (session_id, version) DO UPDATE SET record = excluded.record
+                INSERT INTO changes (session_id, version, record, checkpoint) SELECT $1, $2, $9, $12 FROM saved
+                ON CONFLICT (session_id, version) DO UPDATE SET record = excluded.record,
+                    checkpoint = excluded.checkpoint
             ), pruned AS (
                 DELETE FROM changes WHERE session_id = $1 AND version < $10 AND EXISTS (SELECT 1 FROM saved)
             )
@@ -280,8 +298,10 @@ public final class PostgresSessionStore: SessionStore {
                 String(session.updatedAt.millisecondsSinceEpoch), update.document.stackText,
                 update.document.queueText, String(session.ttlSeconds),
                 String(session.expiresAt.millisecondsSinceEpoch), update.change.jsonText,
-                retention.oldestChangeKept(whenLogging: update.change.version).map { String($0) },
+                retention.changesDeleted(whenLogging: update.change.version).map { String($0) },
                 update.document.pathText,
+                RetentionPolicy.isCheckpoint(session.version)
+                    ? RowCodec.encodeCheckpoint(session, document: update.document) : nil,
             ]
         ).scalar
         return saved == "1"

@@ -13,4 +13,9 @@ struct DismissedPresentation: Sendable {
                 sequence: RowCodec.dismissedSequence(version: version, offset: offset), presentation: presentation)
         }
     }
+
+    /// What `change` dismissed: the presentations of its `dismissed` events, in their order.
+    static func list(dismissedBy change: SessionChange) -> [DismissedPresentation] {
+        list(change.events.compactMap { $0.kind == .dismissed ? $0.presentation : nil }, dismissedBy: change.version)
+    }
 }

@@ -8,11 +8,12 @@ import Timekeeping
 /// The SQLite session store: one writer connection and one reader connection over a WAL
 /// database, so reads never wait for a commit.
 ///
-/// A change is durable as two appended rows, its event and the session after it (the session
-/// log), on pages the whole group commit shares. The session's own row, on a page of its own,
-/// is written back later: once the change is ``writeBackAge`` changes old, or when the store
-/// closes; until then ``UnwrittenSessions`` answers for it. Opening the file writes back what
-/// the log holds beyond the rows, which is what a killed process left.
+/// A change is durable as its record alone, a row appended to `changes` on pages the whole group
+/// commit shares. The session's own row, on a page of its own, is written back later: once the
+/// change is ``writeBackAge`` changes old, before the event log would delete an unwritten change,
+/// and when the store closes; until then ``UnwrittenSessions`` answers for it. Opening the file
+/// replays the changes a killed process left beyond the rows onto them, with the core's one
+/// `apply` (``SessionHistory``).
 public final class SQLiteSessionStore: SessionStore {
     public let path: String
     /// How many changes later an unwritten session's row is written back: in this window, every
@@ -20,8 +21,9 @@ public final class SQLiteSessionStore: SessionStore {
     /// in memory meanwhile; at 16,384 a write load over 100k sessions took 10 MiB more.
     public let writeBackAge: Int64
     private let retention: RetentionPolicy
+    private let rows: SessionRows
     private let time: any TimeSource
-    private let unwritten = LockedValue(UnwrittenSessions())
+    private let unwritten: LockedValue<UnwrittenSessions>
     /// Nil once the store is closed.
     private let writer: LockedValue<SQLiteConnection?>
     private let reader: LockedValue<SQLiteConnection?>
@@ -38,6 +40,7 @@ public final class SQLiteSessionStore: SessionStore {
         self.writeBackAge = writeBackAge
         self.time = time
         self.retention = retention
+        rows = SessionRows(retention: retention)
         let writer: SQLiteConnection
         let reader: SQLiteConnection
         let checkpointer: WALCheckpointer
@@ -49,7 +52,7 @@ public final class SQLiteSessionStore: SessionStore {
             }
             writer = try SQLiteConnection(path: path, create: true)
             sqlite3_busy_timeout(writer.handle, busyTimeoutMilliseconds)
-            try Self.migrate(writer)
+            try Self.migrate(writer, rows: rows)
             // normal is synchronous=NORMAL (a crash of the process loses nothing); full is FULL (the
             // WAL is synced on every commit, so power loss loses nothing either).
             let synchronous = durability.rawValue.uppercased()
@@ -68,58 +71,57 @@ public final class SQLiteSessionStore: SessionStore {
         self.writer = LockedValue(writer)
         self.reader = LockedValue(reader)
         self.checkpointer = checkpointer
+        unwritten = LockedValue(UnwrittenSessions(nextRowID: 1, writtenThrough: 0))
         try recover()
     }
 
-    /// Writes back what the session log holds beyond the rows, the changes of a process that
-    /// ended without closing the store, and empties the log.
+    /// Replays the changes beyond `log_state`, those of a process that ended without closing the
+    /// store, onto their sessions' rows, and writes them back.
     private func recover() throws(StoreError) {
-        let rows: [LogRow] = try write { connection throws(SQLiteError) in
-            let statement = try connection.statement(
-                """
-                SELECT session_id, version, created_at, updated_at, ttl, stack, queue, dismissed, path
-                FROM session_log ORDER BY rowid
-                """)
-            try statement.bind([])
-            defer { statement.reset() }
-            var rows: [LogRow] = []
-            while try statement.step() { rows.append(LogRow(statement)) }
-            return rows
+        let (writtenThrough, lastRowID, logged) = try write { connection throws(SQLiteError) in
+            let writtenThrough = try connection.integer("SELECT written_through FROM log_state") ?? 0
+            let lastRowID = try connection.integer("SELECT coalesce(max(rowid), 0) FROM changes") ?? 0
+            let statement = try SQLiteStatement(
+                "SELECT session_id, record FROM changes WHERE rowid > ? ORDER BY rowid", on: connection)
+            try statement.bind([.integer(writtenThrough)])
+            var logged: [(sessionID: String, record: String)] = []
+            while try statement.step() { logged.append((statement.text(at: 0), statement.text(at: 1))) }
+            return (writtenThrough, lastRowID, logged)
         }
-        guard !rows.isEmpty else { return }
-        // Each session's newest version since its last deletion, and what its changes dismissed.
-        var latest: [String: UnwrittenSessions.Entry] = [:]
-        for row in rows {
-            guard let logged = try row.session() else {
-                latest[row.sessionID] = nil
-                continue
-            }
-            let dismissed =
-                try row.dismissed.map { text throws(StoreError) in try RowCodec.decodeList(text) } ?? []
-            var entry =
-                latest[row.sessionID]
-                ?? UnwrittenSessions.Entry(session: logged, dismissed: [], since: 0, firstRowID: 0)
-            entry.session = logged
-            entry.dismissed += DismissedPresentation.list(dismissed, dismissedBy: logged.version)
-            latest[row.sessionID] = entry
+        let last = max(writtenThrough, lastRowID)
+        var replayed: [String: [SessionChange]] = [:]
+        for (sessionID, record) in logged {
+            replayed[sessionID, default: []].append(try RowCodec.decodeChange(record, sessionID: sessionID))
         }
-        let recovered = Array(latest.values)
+        let rows = self.rows
+        let changesBySession = replayed
         try write { connection throws(SQLiteError) in
             try connection.writeTransaction { () throws(SQLiteError) in
-                let version = try connection.statement("SELECT version FROM sessions WHERE id = ?")
-                for var entry in recovered {
-                    try version.bind([.text(entry.session.id)])
-                    let stored = try version.step() ? version.integer(at: 0) : 0
-                    version.reset()
-                    guard stored < entry.session.version else { continue }
-                    entry.dismissed.removeAll {
-                        $0.sequence < RowCodec.dismissedSequence(version: stored + 1, offset: 0)
+                for (sessionID, changes) in changesBySession {
+                    guard let row = try rows.row(sessionID, on: connection) else { continue }
+                    var session: Session
+                    do throws(StoreError) {
+                        session = try row.session()
+                    } catch {
+                        throw SQLiteError(code: SQLITE_CORRUPT, message: error.description)
                     }
-                    try writeBack(entry, on: connection)
+                    var dismissed: [DismissedPresentation] = []
+                    for change in changes where change.version > session.version {
+                        do throws(ChangeMismatch) {
+                            session = try session.applying(change)
+                        } catch {
+                            throw SQLiteError(
+                                code: SQLITE_CORRUPT, message: "session \(sessionID): \(error.description)")
+                        }
+                        dismissed += DismissedPresentation.list(dismissedBy: change)
+                    }
+                    guard session.version > row.version else { continue }
+                    try rows.writeBack(session, dismissed: dismissed, on: connection)
                 }
-                try connection.execute("DELETE FROM session_log")
+                try connection.statement("UPDATE log_state SET written_through = ?").run([.integer(last)])
             }
         }
+        unwritten.withLock { $0 = UnwrittenSessions(nextRowID: last + 1, writtenThrough: last) }
     }
 
     /// One process owns the file: the session cache in memory is the truth.
@@ -127,15 +129,8 @@ public final class SQLiteSessionStore: SessionStore {
 
     public func session(id: String) throws(StoreError) -> Session? {
         if let entry = unwritten.withLock({ $0.entries[id] }) { return entry.session }
-        let row: SessionRow?
-        row = try read { connection throws(SQLiteError) in
-            let statement = try connection.statement(
-                "SELECT id, version, created_at, updated_at, stack, queue, ttl, path FROM sessions WHERE id = ?")
-            try statement.bind([.text(id)])
-            defer { statement.reset() }
-            return try statement.step() ? SessionRow(statement) : nil
-        }
-        return try row?.session()
+        let rows = self.rows
+        return try read { connection throws(SQLiteError) in try rows.row(id, on: connection) }?.session()
     }
 
     /// The rows' order, with the unwritten sessions in their place: their rows are skipped, their
@@ -234,40 +229,61 @@ public final class SQLiteSessionStore: SessionStore {
         return try document.map { document throws(StoreError) in try RowCodec.decodeOne(document) }
     }
 
+    /// The changes the log shows, the newest ``RetentionPolicy/eventLogSize``; the table may
+    /// hold a few older ones, down to a checkpoint (``RetentionPolicy/changesDeleted(whenLogging:)``).
     public func changes(sessionID: String, after version: Int64, eventLimit: Int) throws(StoreError) -> [SessionChange]
     {
+        let eventLogSize = Int64(retention.eventLogSize)
         let records: [String]
         records = try read { connection throws(SQLiteError) in
             let statement = try connection.statement(
-                "SELECT record FROM changes WHERE session_id = ? AND version > ? ORDER BY version LIMIT ?")
+                """
+                SELECT record FROM changes WHERE session_id = ?1 AND version > ?2
+                    AND version > (SELECT max(version) FROM changes WHERE session_id = ?1) - ?3
+                ORDER BY version LIMIT ?4
+                """)
             // A change holds at least one event, so `eventLimit` rows are always enough.
-            try statement.bind([.text(sessionID), .integer(version), .integer(Int64(max(eventLimit, 1)))])
+            try statement.bind([
+                .text(sessionID), .integer(version), .integer(eventLogSize), .integer(Int64(max(eventLimit, 1))),
+            ])
             defer { statement.reset() }
             var records: [String] = []
             while try statement.step() { records.append(statement.text(at: 0)) }
             return records
         }
-        var changes: [SessionChange] = []
-        var eventCount = 0
-        for record in records where eventCount < eventLimit {
-            let change = try RowCodec.decodeChange(record, sessionID: sessionID)
-            changes.append(change)
-            eventCount += change.events.count
-        }
-        return changes
+        return try RowCodec.decodeChanges(records, sessionID: sessionID, eventLimit: eventLimit)
     }
 
     public func change(sessionID: String, version: Int64) throws(StoreError) -> SessionChange? {
-        let record: String?
-        record = try read { connection throws(SQLiteError) in
-            let statement = try connection.statement("SELECT record FROM changes WHERE session_id = ? AND version = ?")
+        try changes(sessionID: sessionID, after: version - 1, eventLimit: 1).first { $0.version == version }
+    }
+
+    public func history(sessionID: String, through version: Int64) throws(StoreError) -> SessionHistory? {
+        let (current, logged) = try read { connection throws(SQLiteError) in
+            let current = try connection.statement("SELECT max(version) FROM changes WHERE session_id = ?")
+            try current.bind([.text(sessionID)])
+            defer { current.reset() }
+            guard try current.step(), !current.isNull(at: 0) else { return (Int64(0), [LoggedChange]()) }
+            let statement = try connection.statement(
+                """
+                SELECT version, record, checkpoint FROM changes WHERE session_id = ?1 AND version <= ?2
+                    AND version >= coalesce((SELECT max(version) FROM changes
+                        WHERE session_id = ?1 AND version <= ?2 AND checkpoint IS NOT NULL), 1)
+                ORDER BY version
+                """)
             try statement.bind([.text(sessionID), .integer(version)])
             defer { statement.reset() }
-            return try statement.step() ? statement.text(at: 0) : nil
+            var logged: [LoggedChange] = []
+            while try statement.step() {
+                logged.append(
+                    LoggedChange(
+                        version: statement.integer(at: 0), record: statement.text(at: 1),
+                        checkpoint: statement.isNull(at: 2) ? nil : statement.text(at: 2)))
+            }
+            return (current.integer(at: 0), logged)
         }
-        return try record.map { record throws(StoreError) in
-            try RowCodec.decodeChange(record, sessionID: sessionID)
-        }
+        return try SessionHistory(
+            sessionID: sessionID, version: version, current: current, rows: logged, retention: retention)
     }
 
     public func idempotentResponse(scope: String, key: String) throws(StoreError) -> StoredResponse? {
@@ -301,7 +317,7 @@ public final class SQLiteSessionStore: SessionStore {
         guard !writes.isEmpty else { return [] }
         try write { connection throws(SQLiteError) in
             let batch = try connection.writeTransaction { () throws(SQLiteError) in
-                var batch = unwritten.withLock { UnwrittenSessions.Batch(startingAt: $0.position) }
+                var batch = unwritten.withLock { UnwrittenSessions.Batch(after: $0) }
                 for write in writes {
                     try apply(write, on: connection, batch: &batch)
                 }
@@ -354,24 +370,30 @@ public final class SQLiteSessionStore: SessionStore {
     {
         switch write {
         case .save(let update):
-            let session = update.session
-            let dismissed = DismissedPresentation.list(update.dismissed, dismissedBy: session.version)
+            var session = update.session
             if session.version == 1 {
                 // A session's first version is its row, so that every session has one: the count
                 // and the indexes never miss a session.
-                try save(
+                try rows.save(
                     session, path: update.document.pathText, stack: update.document.stackText,
                     queue: update.document.queueText, on: connection)
-                try saveDismissed(dismissed, sessionID: session.id, on: connection)
+                try rows.saveDismissed(
+                    DismissedPresentation.list(update.dismissed, dismissedBy: 1), sessionID: session.id, on: connection)
                 batch.changed[session.id] = .some(nil)
             } else {
-                try log(update, dismissed: dismissed, on: connection, batch: &batch)
+                session = try logUnwritten(update, on: connection, batch: &batch)
             }
-            try connection.statement("INSERT OR REPLACE INTO changes (session_id, version, record) VALUES (?, ?, ?)")
-                .run([.text(session.id), .integer(update.change.version), .text(update.change.jsonText)])
-            if let oldestKept = retention.oldestChangeKept(whenLogging: update.change.version) {
+            try connection.statement(
+                "INSERT OR REPLACE INTO changes (rowid, session_id, version, record, checkpoint) VALUES (?, ?, ?, ?, ?)"
+            ).run([
+                .integer(batch.nextRowID), .text(session.id), .integer(session.version), .text(update.change.jsonText),
+                RetentionPolicy.isCheckpoint(session.version)
+                    ? .text(RowCodec.encodeCheckpoint(session, document: update.document)) : .null,
+            ])
+            batch.nextRowID += 1
+            if let below = retention.changesDeleted(whenLogging: session.version) {
                 try connection.statement("DELETE FROM changes WHERE session_id = ? AND version < ?")
-                    .run([.text(session.id), .integer(oldestKept)])
+                    .run([.text(session.id), .integer(below)])
             }
             if let response = update.response {
                 try connection.statement(
@@ -394,146 +416,61 @@ public final class SQLiteSessionStore: SessionStore {
                 try connection.statement(statement).run([.text(sessionID)])
             }
             batch.changed[sessionID] = .some(nil)
-            // The deletion's mark in the session log (a NULL version), where the log may hold the
-            // session's earlier changes. An empty log needs none, so a full disk never stops a deletion then.
-            if batch.appendedToLog || unwritten.withLock({ $0.logHoldsRows }) {
-                try connection.statement("INSERT INTO session_log (session_id) VALUES (?)").run([.text(sessionID)])
-                batch.appendedToLog = true
-            }
         }
     }
 
-    /// Appends the session after a change to the session log and makes it the session's unwritten entry.
-    private func log(
-        _ update: SessionUpdate, dismissed: [DismissedPresentation], on connection: SQLiteConnection,
-        batch: inout UnwrittenSessions.Batch
-    ) throws(SQLiteError) {
+    /// Makes the session after a change its unwritten entry, and returns it as its row will have
+    /// it. Writes the row back at once when the event log would otherwise delete a change the
+    /// row does not hold yet.
+    private func logUnwritten(
+        _ update: SessionUpdate, on connection: SQLiteConnection, batch: inout UnwrittenSessions.Batch
+    ) throws(SQLiteError) -> Session {
         var session = update.session
-        try connection.statement(
-            """
-            INSERT INTO session_log (session_id, version, created_at, updated_at, ttl, stack, queue, dismissed, path)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """
-        ).run([
-            .text(session.id), .integer(session.version), .integer(session.createdAt.millisecondsSinceEpoch),
-            .integer(session.updatedAt.millisecondsSinceEpoch), .integer(session.ttlSeconds),
-            .text(update.document.stackText), .text(update.document.queueText),
-            dismissed.isEmpty ? .null : .text(RowCodec.encode(dismissed.map(\.presentation))),
-            .text(update.document.pathText),
-        ])
-        let rowID = sqlite3_last_insert_rowid(connection.handle)
-        batch.appendedToLog = true
-        let current = unwritten.withLock { batch.entry(session.id, in: $0) }
         var entry: UnwrittenSessions.Entry
-        if let current {
+        if let current = unwritten.withLock({ batch.entry(session.id, in: $0) }) {
             entry = current
             session.createdAt = current.session.createdAt
         } else {
             // The row keeps its creation time, whatever a later version says.
-            let createdAt = try connection.statement("SELECT created_at FROM sessions WHERE id = ?")
-            try createdAt.bind([.text(session.id)])
-            if try createdAt.step() { session.createdAt = Timestamp(millisecondsSinceEpoch: createdAt.integer(at: 0)) }
-            createdAt.reset()
-            entry = UnwrittenSessions.Entry(session: session, dismissed: [], since: batch.position, firstRowID: rowID)
-            batch.appended.append(UnwrittenSessions.Record(since: batch.position, sessionID: session.id))
+            if let row = try rows.row(session.id, on: connection) {
+                session.createdAt = Timestamp(millisecondsSinceEpoch: row.createdAt)
+            }
+            entry = UnwrittenSessions.Entry(
+                session: session, rowVersion: session.version - 1, dismissed: [], since: batch.nextRowID)
+            batch.appended.append(UnwrittenSessions.Record(since: batch.nextRowID, sessionID: session.id))
         }
         entry.session = session
-        entry.dismissed = Array((entry.dismissed + dismissed).suffix(retention.dismissedPresentationsKept))
-        batch.changed[session.id] = entry
-        batch.position += 1
+        entry.dismissed = Array(
+            (entry.dismissed + DismissedPresentation.list(update.dismissed, dismissedBy: session.version))
+                .suffix(retention.dismissedPresentationsKept))
+        if session.version - entry.rowVersion >= Int64(retention.eventLogSize) {
+            try rows.writeBack(session, dismissed: entry.dismissed, on: connection)
+            batch.changed[session.id] = .some(nil)
+        } else {
+            batch.changed[session.id] = entry
+        }
+        return session
     }
 
     /// Writes back the rows of the sessions whose oldest unwritten change is ``writeBackAge``
-    /// old, then deletes log rows no session needs any more: from the front, or all of them once
-    /// no session is unwritten.
+    /// old, and moves `log_state` up once it lags a few hundred changes behind.
     private func writeBackDue(on connection: SQLiteConnection, batch: inout UnwrittenSessions.Batch)
         throws(SQLiteError)
     {
         let due = unwritten.withLock { $0.due(age: writeBackAge, in: batch) }
         for record in due {
             guard let entry = unwritten.withLock({ batch.entry(record.sessionID, in: $0) }) else { continue }
-            try writeBack(entry, on: connection)
+            try rows.writeBack(entry.session, dismissed: entry.dismissed, on: connection)
             batch.changed[record.sessionID] = .some(nil)
         }
-        let (oldestNeeded, truncatedBelow, logHoldsRows) = unwritten.withLock {
-            ($0.oldestNeededRowID(after: batch), $0.truncatedBelow, $0.logHoldsRows)
+        let (oldestUnwritten, writtenThrough) = unwritten.withLock {
+            ($0.oldestUnwrittenRowID(after: batch), $0.writtenThrough)
         }
-        if let oldestNeeded {
-            // At most a few hundred rows per commit, so that no commit waits long for the delete.
-            let below = min(oldestNeeded, truncatedBelow + 256)
-            guard below - truncatedBelow >= 64 else { return }
-            try connection.statement("DELETE FROM session_log WHERE rowid < ?").run([.integer(below)])
-            batch.truncatedBelow = below
-        } else if batch.appendedToLog || logHoldsRows {
-            // Empty, the log starts its rowids over.
-            try connection.execute("DELETE FROM session_log")
-            batch.truncatedBelow = 0
-            batch.appendedToLog = false
-            batch.emptiedLog = true
-        }
-    }
-
-    private func writeBack(_ entry: UnwrittenSessions.Entry, on connection: SQLiteConnection) throws(SQLiteError) {
-        let session = entry.session
-        try save(
-            session, path: RowCodec.encode(session.path), stack: RowCodec.encode(session.stack),
-            queue: RowCodec.encode(session.queue), on: connection)
-        try saveDismissed(entry.dismissed, sessionID: entry.session.id, on: connection)
-    }
-
-    /// Inserts or updates the session's row. Most changes leave its expiry and its change time in
-    /// the same buckets: those update the row alone, without touching either index.
-    private func save(
-        _ session: Session, path: String, stack: String, queue: String, on connection: SQLiteConnection
-    ) throws(SQLiteError) {
-        let expiresAt = session.expiresAt.millisecondsSinceEpoch
-        let updatedAt = session.updatedAt.millisecondsSinceEpoch
-        let values: [SQLiteStatement.Value] = [
-            .text(session.id), .integer(session.version), .integer(session.createdAt.millisecondsSinceEpoch),
-            .integer(updatedAt), .text(stack), .text(queue), .integer(session.ttlSeconds), .integer(expiresAt),
-            .integer(expiresAt / Schema.expiryBucketMilliseconds),
-            .integer(updatedAt / Schema.updatedBucketMilliseconds), .text(path),
-        ]
-        try connection.statement(
-            """
-            UPDATE sessions SET version = ?2, updated_at = ?4, stack = ?5, queue = ?6, ttl = ?7, expires_at = ?8,
-                path = ?11
-            WHERE id = ?1 AND expiry_bucket = ?9 AND updated_bucket = ?10
-            """
-        ).run(values)
-        guard sqlite3_changes(connection.handle) == 0 else { return }
-        try connection.statement(
-            """
-            INSERT INTO sessions (
-                id, version, created_at, updated_at, stack, queue, ttl, expires_at, expiry_bucket, updated_bucket, path)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
-            ON CONFLICT (id) DO UPDATE SET version = excluded.version, updated_at = excluded.updated_at,
-                stack = excluded.stack, queue = excluded.queue, ttl = excluded.ttl, expires_at = excluded.expires_at,
-                expiry_bucket = excluded.expiry_bucket, updated_bucket = excluded.updated_bucket, path = excluded.path
-            """
-        ).run(values)
-    }
-
-    /// Keeps what left the session readable: the newest the retention policy keeps per session.
-    private func saveDismissed(_ dismissed: [DismissedPresentation], sessionID: String, on connection: SQLiteConnection)
-        throws(SQLiteError)
-    {
-        guard !dismissed.isEmpty else { return }
-        let insert = try connection.statement(
-            "INSERT OR REPLACE INTO dismissed_presentations (session_id, id, sequence, document) VALUES (?, ?, ?, ?)")
-        for dismissed in dismissed {
-            try insert.run([
-                .text(sessionID), .text(dismissed.presentation.id), .integer(dismissed.sequence),
-                .text(dismissed.presentation.jsonText),
-            ])
-        }
-        try connection.statement(
-            """
-            DELETE FROM dismissed_presentations WHERE session_id = ?1 AND sequence <
-                (SELECT sequence FROM dismissed_presentations WHERE session_id = ?1
-                 ORDER BY sequence DESC LIMIT 1 OFFSET ?2)
-            """
-        ).run([.text(sessionID), .integer(Int64(retention.dismissedPresentationsKept - 1))])
+        // One page a few hundred changes, rather than one each commit; recovery replays the few
+        // changes in between onto rows that hold them already, which changes nothing.
+        guard oldestUnwritten - 1 - writtenThrough >= 256 else { return }
+        try connection.statement("UPDATE log_state SET written_through = ?").run([.integer(oldestUnwritten - 1)])
+        batch.writtenThrough = oldestUnwritten - 1
     }
 
     /// Checkpoints the WAL into the database file and closes both connections; the store then
@@ -541,13 +478,13 @@ public final class SQLiteSessionStore: SessionStore {
     public func close() {
         writer.withLock { connection in
             if let writer = connection {
-                // If this fails (a full disk), the log still holds them for the next start.
-                let entries = unwritten.withLock { Array($0.entries.values) }
+                // If this fails (a full disk), the changes still hold them for the next start.
+                let (entries, last) = unwritten.withLock { (Array($0.entries.values), $0.nextRowID - 1) }
                 _ = try? writer.writeTransaction { () throws(SQLiteError) in
-                    for entry in entries { try writeBack(entry, on: writer) }
-                    try writer.execute("DELETE FROM session_log")
+                    for entry in entries { try rows.writeBack(entry.session, dismissed: entry.dismissed, on: writer) }
+                    try writer.statement("UPDATE log_state SET written_through = ?").run([.integer(last)])
                 }
-                unwritten.withLock { $0 = UnwrittenSessions() }
+                unwritten.withLock { $0 = UnwrittenSessions(nextRowID: last + 1, writtenThrough: last) }
                 checkpointer.stop(writer: writer)
             }
             _ = try? connection?.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -599,128 +536,5 @@ public final class SQLiteSessionStore: SessionStore {
         case .success(let result)?: return result
         case .failure(let error)?: throw Self.storeError(error, path: path)
         }
-    }
-
-    /// Brings the schema to `Schema.currentVersion`, each step in its own transaction.
-    private static func migrate(_ connection: SQLiteConnection) throws(StoreError) {
-        let version = try schemaVersion(of: connection)
-        do {
-            for step in Int(version)..<Schema.migrations.count {
-                try connection.writeTransaction { () throws(SQLiteError) in
-                    try connection.execute(Schema.migrations[step])
-                    try connection.execute(
-                        "PRAGMA application_id = \(Schema.applicationID); PRAGMA user_version = \(step + 1)")
-                }
-            }
-        } catch {
-            throw storeError(error, path: connection.path)
-        }
-    }
-
-    /// The schema version of a new or ModalStack database; refuses anything else. Only reads:
-    /// garbage or a truncated file fails here, before any write.
-    private static func schemaVersion(of connection: SQLiteConnection) throws(StoreError) -> Int64 {
-        do {
-            let applicationID = try connection.integer("PRAGMA application_id") ?? 0
-            let version = try connection.integer("PRAGMA user_version") ?? 0
-            let tables = try connection.integer("SELECT count(*) FROM sqlite_schema") ?? 0
-            let isNew = applicationID == 0 && version == 0 && tables == 0
-            guard isNew || applicationID == Schema.applicationID else {
-                throw StoreError(
-                    .corrupt,
-                    "\(connection.path) is an SQLite database of another application (application_id \(applicationID)); refusing to use it"
-                )
-            }
-            guard version <= Schema.currentVersion else {
-                throw StoreError(
-                    .corrupt,
-                    "\(connection.path) has schema version \(version), newer than this build's \(Schema.currentVersion)"
-                )
-            }
-            return version
-        } catch {
-            throw storeError(error, path: connection.path)
-        }
-    }
-
-    /// Sorts a failure by what a client can do about it.
-    static func storeError(_ error: any Error, path: String) -> StoreError {
-        if let error = error as? StoreError { return error }
-        guard let error = error as? SQLiteError else { return StoreError(.failed, "database \(path): \(error)") }
-        switch error.primaryCode {
-        case SQLITE_FULL:
-            return StoreError(.full, "the database \(path) is full: \(error.message)")
-        case SQLITE_BUSY, SQLITE_LOCKED, SQLITE_READONLY, SQLITE_CANTOPEN, SQLITE_IOERR, SQLITE_PERM:
-            return StoreError(.unavailable, "the database \(path) is unavailable: \(error)")
-        case SQLITE_CORRUPT, SQLITE_NOTADB:
-            return StoreError(.corrupt, "\(path) is not a valid ModalStack database: \(error)")
-        default:
-            return StoreError(.failed, "database \(path): \(error)")
-        }
-    }
-}
-
-/// A `sessions` row as read by `SELECT id, version, created_at, updated_at, stack, queue, ttl, path`,
-/// copied out of the statement on the reader's lock and decoded after it.
-private struct SessionRow: Sendable {
-    let id: String
-    let version: Int64
-    let createdAt: Int64
-    let updatedAt: Int64
-    let stack: String
-    let queue: String
-    let ttl: Int64
-    let path: String
-
-    init(_ statement: SQLiteStatement) {
-        id = statement.text(at: 0)
-        version = statement.integer(at: 1)
-        createdAt = statement.integer(at: 2)
-        updatedAt = statement.integer(at: 3)
-        stack = statement.text(at: 4)
-        queue = statement.text(at: 5)
-        ttl = statement.integer(at: 6)
-        path = statement.text(at: 7)
-    }
-
-    func session() throws(StoreError) -> Session {
-        try RowCodec.session(
-            id: id, version: version, createdAt: createdAt, updatedAt: updatedAt, path: path, stack: stack,
-            queue: queue,
-            ttl: ttl)
-    }
-}
-
-/// A `session_log` row, as read by recovery.
-private struct LogRow: Sendable {
-    let sessionID: String
-    /// Nil for the mark of a deletion.
-    let version: Int64?
-    let createdAt: Int64
-    let updatedAt: Int64
-    let ttl: Int64
-    let stack: String
-    let queue: String
-    let dismissed: String?
-    let path: String
-
-    init(_ statement: SQLiteStatement) {
-        sessionID = statement.text(at: 0)
-        version = statement.isNull(at: 1) ? nil : statement.integer(at: 1)
-        createdAt = statement.integer(at: 2)
-        updatedAt = statement.integer(at: 3)
-        ttl = statement.integer(at: 4)
-        stack = statement.text(at: 5)
-        queue = statement.text(at: 6)
-        dismissed = statement.isNull(at: 7) ? nil : statement.text(at: 7)
-        path = statement.isNull(at: 8) ? "[]" : statement.text(at: 8)
-    }
-
-    /// The session after the change, or nil for a deletion.
-    func session() throws(StoreError) -> Session? {
-        guard let version else { return nil }
-        return try RowCodec.session(
-            id: sessionID, version: version, createdAt: createdAt, updatedAt: updatedAt, path: path, stack: stack,
-            queue: queue, ttl: ttl)
     }
 }

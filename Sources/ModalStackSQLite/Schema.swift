@@ -132,6 +132,18 @@ enum Schema {
         """
         ALTER TABLE session_log RENAME COLUMN retired TO dismissed;
         """,
+        // One record per change: a change commits as its `changes` row alone, and a session is
+        // recovered as its row plus the changes after it (see `UnwrittenSessions`). Rowids only
+        // grow; `log_state` says up to which one every change is in its session's row. Every
+        // 64th version's row also holds the session after it (`checkpoint`), which any later
+        // version is rebuilt from. What the old session log held is written back first
+        // (`LegacySessionLog`, run before this step).
+        """
+        ALTER TABLE changes ADD COLUMN checkpoint TEXT;
+        CREATE TABLE log_state (written_through INTEGER NOT NULL);
+        INSERT INTO log_state (written_through) SELECT coalesce(max(rowid), 0) FROM changes;
+        DROP TABLE session_log;
+        """,
     ]
 
     /// The width of an `expiry_bucket` (migration 2): `expires_at / expiryBucketMilliseconds`.

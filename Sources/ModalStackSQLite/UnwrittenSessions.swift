@@ -1,20 +1,23 @@
 import ModalStackCore
 
-/// The sessions whose newest version is committed in the session log but not yet in their row,
-/// held in memory: the store answers for them from here until their row is written back. A
-/// session is written back once its oldest unwritten change is ``SQLiteSessionStore/writeBackAge``
-/// changes old, and when the store closes.
+/// The sessions whose newest changes are committed in the `changes` table but not yet in their
+/// row, held in memory: the store answers for them from here until their row is written back.
+/// Changes are numbered by their rowid, given in commit order; a session is written back once its
+/// oldest unwritten change is ``SQLiteSessionStore/writeBackAge`` rowids old, before the log
+/// would delete any of its unwritten changes, and when the store closes. Every change at or
+/// below ``writtenThrough`` is in its session's row (or the session is gone): recovery replays
+/// only the changes above it.
 struct UnwrittenSessions: Sendable {
     struct Entry: Sendable {
         /// The newest committed version.
         var session: Session
+        /// The version of the session's row.
+        var rowVersion: Int64
         /// What left the session since its row was written, oldest first; at most the number the
         /// retention policy keeps, since older ones would be pruned on write-back anyway.
         var dismissed: [DismissedPresentation]
-        /// The log position of its oldest unwritten change.
+        /// The rowid of its oldest unwritten change.
         var since: Int64
-        /// The rowid of that change in the log: rows before every entry's `firstRowID` are no longer needed.
-        var firstRowID: Int64
     }
 
     /// One record per entry, in order of `since`. A record whose entry was written back or
@@ -27,45 +30,45 @@ struct UnwrittenSessions: Sendable {
     private(set) var entries: [String: Entry] = [:]
     private var order: [Record] = []
     private var head = 0
-    /// How many changes were logged since the store opened.
-    private(set) var position: Int64 = 0
-    /// Log rows below this rowid are deleted (0: the log may hold rows from the first).
-    private(set) var truncatedBelow: Int64 = 0
-    /// Whether the log may hold rows: the store opens with it empty.
-    private(set) var logHoldsRows = false
+    /// The rowid the next change gets: above every rowid the table ever held, so that rowids only grow.
+    private(set) var nextRowID: Int64
+    /// As stored in `log_state`.
+    private(set) var writtenThrough: Int64
+
+    init(nextRowID: Int64, writtenThrough: Int64) {
+        self.nextRowID = nextRowID
+        self.writtenThrough = writtenThrough
+    }
 
     func isCurrent(_ record: Record, in batch: Batch) -> Bool {
         batch.entry(record.sessionID, in: self)?.since == record.since
     }
 
-    /// The records whose change is at least `age` old at the batch's position, oldest first.
+    /// The records whose change is at least `age` rowids old at the batch's end, oldest first.
     func due(age: Int64, in batch: Batch) -> [Record] {
         var due: [Record] = []
         var index = head
-        while index < order.count, order[index].since <= batch.position - age {
+        while index < order.count, order[index].since <= batch.nextRowID - age {
             if isCurrent(order[index], in: batch) { due.append(order[index]) }
             index += 1
         }
         return due
     }
 
-    /// The rowid of the oldest log row still needed once `batch` commits; nil when none is.
-    func oldestNeededRowID(after batch: Batch) -> Int64? {
+    /// Every change below this rowid is in its session's row once `batch` commits.
+    func oldestUnwrittenRowID(after batch: Batch) -> Int64 {
         for records in [order[head...], batch.appended[...]] {
-            for record in records where isCurrent(record, in: batch) {
-                return batch.entry(record.sessionID, in: self)?.firstRowID
-            }
+            for record in records where isCurrent(record, in: batch) { return record.since }
         }
-        return nil
+        return batch.nextRowID
     }
 
     /// Takes in what a committed batch changed.
     mutating func apply(_ batch: Batch) {
         for (id, entry) in batch.changed { entries[id] = entry }
         order += batch.appended
-        position = batch.position
-        if let truncated = batch.truncatedBelow { truncatedBelow = truncated }
-        logHoldsRows = batch.appendedToLog || (logHoldsRows && !batch.emptiedLog)
+        nextRowID = batch.nextRowID
+        if let written = batch.writtenThrough { writtenThrough = written }
         while head < order.count, entries[order[head].sessionID]?.since != order[head].since { head += 1 }
         if head > 1024, head * 2 > order.count {
             order.removeFirst(head)
@@ -78,14 +81,12 @@ struct UnwrittenSessions: Sendable {
         /// New entries, and nil for those written back or deleted.
         var changed: [String: Entry?] = [:]
         var appended: [Record] = []
-        var position: Int64
-        var truncatedBelow: Int64?
-        var appendedToLog = false
-        /// Whether it deleted every log row (after what it appended).
-        var emptiedLog = false
+        var nextRowID: Int64
+        /// The new `log_state`, when the commit stored one.
+        var writtenThrough: Int64?
 
-        init(startingAt position: Int64) {
-            self.position = position
+        init(after state: UnwrittenSessions) {
+            nextRowID = state.nextRowID
         }
 
         func entry(_ id: String, in state: UnwrittenSessions) -> Entry? {

@@ -20,11 +20,27 @@ public struct RetentionPolicy: Sendable, Hashable {
     public static let standard = RetentionPolicy(
         eventLogSize: 1000, dismissedPresentationsKept: 64, idempotencyLifetimeMilliseconds: 24 * 3600 * 1000)
 
-    /// The oldest version a session's event log keeps once `version` is logged; nil while
-    /// nothing is old enough (versions start at 1).
-    public func oldestChangeKept(whenLogging version: Int64) -> Int64? {
-        let oldest = version - Int64(eventLogSize) + 1
-        return oldest > 1 ? oldest : nil
+    /// Every this many versions, a change's record also holds the session after it: a checkpoint
+    /// that any later version is rebuilt from (``SessionHistory``).
+    public static let checkpointInterval: Int64 = 64
+
+    /// The oldest change the event log shows while `current` is the session's version: the
+    /// newest ``eventLogSize`` changes.
+    public func oldestChangeShown(current: Int64) -> Int64 {
+        max(current - Int64(eventLogSize) + 1, 1)
+    }
+
+    /// Whether the record of `version` holds the session after it.
+    public static func isCheckpoint(_ version: Int64) -> Bool {
+        version % checkpointInterval == 0
+    }
+
+    /// Changes below this version are deleted once `version` is logged; nil when none is newly
+    /// old enough. Engines keep the newest checkpoint at or below the oldest change shown, so that
+    /// every version shown can be rebuilt; they delete in steps of ``checkpointInterval``.
+    public func changesDeleted(whenLogging version: Int64) -> Int64? {
+        let oldestShown = oldestChangeShown(current: version)
+        return Self.isCheckpoint(oldestShown) ? oldestShown : nil
     }
 
     /// Responses stored before this time (in milliseconds since the epoch) are no longer replayed.

@@ -15,6 +15,38 @@ public enum RowCodec {
             queue: try decodeList(queue), ttlSeconds: ttl, path: try decodePath(path))
     }
 
+    /// A checkpoint: the session after a change, whole but its id and version (its row's), in
+    /// one text. `document` is the session's.
+    public static func encodeCheckpoint(_ session: Session, document: SessionDocument) -> String {
+        """
+        {"createdAt":\(session.createdAt.millisecondsSinceEpoch),"updatedAt":\(session.updatedAt.millisecondsSinceEpoch),\
+        "ttl":\(session.ttlSeconds),"path":\(document.pathText),"stack":\(document.stackText),"queue":\(document.queueText)}
+        """
+    }
+
+    public static func decodeCheckpoint(_ text: String, sessionID: String, version: Int64) throws(StoreError) -> Session
+    {
+        let members = try parse(text).objectValue
+        func integer(_ name: String) throws(StoreError) -> Int64 {
+            guard let value = members?[name]?.intValue else {
+                throw StoreError(.corrupt, "a checkpoint of session \(sessionID) has no \(name)")
+            }
+            return Int64(value)
+        }
+        func list(_ name: String) throws(StoreError) -> [JSONValue] {
+            guard let elements = members?[name]?.arrayValue else {
+                throw StoreError(.corrupt, "a checkpoint of session \(sessionID) has no \(name)")
+            }
+            return elements
+        }
+        return Session(
+            id: sessionID, version: version, createdAt: Timestamp(millisecondsSinceEpoch: try integer("createdAt")),
+            updatedAt: Timestamp(millisecondsSinceEpoch: try integer("updatedAt")),
+            stack: try list("stack").map { element throws(StoreError) in try decode(element) },
+            queue: try list("queue").map { element throws(StoreError) in try decode(element) },
+            ttlSeconds: try integer("ttl"), path: try decodePath(list("path")))
+    }
+
     /// Where a presentation dismissed by `version` sorts among its session's dismissed ones: by
     /// that version, then by its place (`offset`) in the change.
     public static func dismissedSequence(version: Int64, offset: Int) -> Int64 {
@@ -32,6 +64,10 @@ public enum RowCodec {
         guard let elements = try parse(text).arrayValue else {
             throw StoreError(.corrupt, "a stored path is not an array")
         }
+        return try decodePath(elements)
+    }
+
+    private static func decodePath(_ elements: [JSONValue]) throws(StoreError) -> [PathEntry] {
         var entries: [PathEntry] = []
         for element in elements {
             do {
@@ -66,6 +102,21 @@ public enum RowCodec {
         } catch {
             throw StoreError(.corrupt, "a stored change of session \(sessionID) is invalid: \(error.detail)")
         }
+    }
+
+    /// Whole changes from `records` (oldest first) until they hold `eventLimit` events: a page
+    /// of the event log.
+    public static func decodeChanges(_ records: [String], sessionID: String, eventLimit: Int) throws(StoreError)
+        -> [SessionChange]
+    {
+        var changes: [SessionChange] = []
+        var eventCount = 0
+        for record in records where eventCount < eventLimit {
+            let change = try decodeChange(record, sessionID: sessionID)
+            changes.append(change)
+            eventCount += change.events.count
+        }
+        return changes
     }
 
     public static func encodeHeaders(_ headers: [String: String]) -> String {

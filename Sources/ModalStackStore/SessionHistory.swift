@@ -14,6 +14,30 @@ public struct SessionHistory: Sendable {
         self.changes = changes
     }
 
+    /// The history of version `version` from what an engine read: the session's current version
+    /// and its logged changes from the newest checkpoint at or before `version` (or from the
+    /// first, when none is) up to `version`, oldest first. Nil when the log no longer shows that
+    /// version, or the rows cannot rebuild it.
+    public init?(
+        sessionID: String, version: Int64, current: Int64, rows: [LoggedChange], retention: RetentionPolicy
+    ) throws(StoreError) {
+        guard version >= retention.oldestChangeShown(current: current), version <= current,
+            let first = rows.first, rows.last?.version == version
+        else { return nil }
+        if let checkpoint = first.checkpoint {
+            base = try RowCodec.decodeCheckpoint(checkpoint, sessionID: sessionID, version: first.version)
+            changes = try rows.dropFirst().map { row throws(StoreError) in
+                try RowCodec.decodeChange(row.record, sessionID: sessionID)
+            }
+        } else {
+            guard first.version == 1 else { return nil }
+            changes = try rows.map { row throws(StoreError) in
+                try RowCodec.decodeChange(row.record, sessionID: sessionID)
+            }
+            base = .unwritten(id: sessionID, at: changes[0].at)
+        }
+    }
+
     /// `base` with `changes` applied in order, by the core's one `apply`.
     public func replayed() throws(StoreError) -> Session {
         var session = base
@@ -36,13 +60,15 @@ extension SessionStore {
     }
 }
 
-extension SessionStore {
-    /// From the session's first version, while the log still holds it. (Until the engines keep
-    /// checkpoints of their own.)
-    public func history(sessionID: String, through version: Int64) throws(StoreError) -> SessionHistory? {
-        let logged = try changes(sessionID: sessionID, after: 0, eventLimit: Int(Int32.max))
-        guard let first = logged.first, first.version == 1, version >= 1, version <= logged.count else { return nil }
-        return SessionHistory(
-            base: .unwritten(id: sessionID, at: first.at), changes: Array(logged.prefix(Int(version))))
+/// A change as the engines store it: its record, and the checkpoint stored with it, if any.
+public struct LoggedChange: Sendable {
+    public var version: Int64
+    public var record: String
+    public var checkpoint: String?
+
+    public init(version: Int64, record: String, checkpoint: String?) {
+        self.version = version
+        self.record = record
+        self.checkpoint = checkpoint
     }
 }

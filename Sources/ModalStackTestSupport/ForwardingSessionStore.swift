@@ -24,6 +24,10 @@ extension ForwardingSessionStore {
         try base.change(sessionID: sessionID, version: version)
     }
 
+    public func history(sessionID: String, through version: Int64) throws(StoreError) -> SessionHistory? {
+        try base.history(sessionID: sessionID, through: version)
+    }
+
     public func recentSessions(after cursor: SessionCursor?, limit: Int, at now: Timestamp) throws(StoreError)
         -> [Session]
     {

@@ -56,3 +56,53 @@ public enum StoreFixtures {
         return dismissed
     }
 }
+
+/// A session changed by the core's commands, as the service changes it: each step returns the
+/// write the service would commit, whose change record replays exactly onto the version before.
+/// For the tests of what a store rebuilds from its log.
+public struct ScriptedSession {
+    public private(set) var session: Session
+    private var milliseconds: Int64
+    private var nextID = 0
+
+    /// A session not written yet; ``create()`` makes its first version.
+    public init(_ id: String, at milliseconds: Int64 = 1_790_000_000_000) {
+        session = .unwritten(id: id, at: Timestamp(millisecondsSinceEpoch: milliseconds))
+        self.milliseconds = milliseconds
+    }
+
+    /// Goes on from `session`, as stored.
+    public init(continuing session: Session) {
+        self.session = session
+        milliseconds = session.updatedAt.millisecondsSinceEpoch
+    }
+
+    public mutating func create(ttlSeconds: Int64? = nil) throws -> SessionWrite {
+        try run(.create(SessionOptions(ttlSeconds: ttlSeconds)))
+    }
+
+    public mutating func present(_ destination: String, content: ModalContent = .sheet(SheetOptions())) throws
+        -> SessionWrite
+    {
+        try run(.present(PresentRequest(destination: destination, content: content, payload: ["n": JSONValue(nextID)])))
+    }
+
+    public mutating func dismiss(_ target: DismissTarget = .top) throws -> SessionWrite {
+        try run(.dismiss(DismissRequest(target, result: ["buttonId": "ok"])))
+    }
+
+    /// The write of `command`'s change; throws if the command changes nothing.
+    public mutating func run(_ command: Command) throws -> SessionWrite {
+        milliseconds += 10
+        let context = CommandContext(
+            now: Timestamp(millisecondsSinceEpoch: milliseconds), rules: SessionRules(),
+            makeID: { [id = session.id, count = nextID] in "\(id)-\(count)" })
+        nextID += 1
+        let outcome = try session.applying(command, in: context)
+        guard let change = outcome.change else { throw ScriptError.unchanged }
+        session = outcome.session
+        return .save(SessionUpdate(session: session, dismissed: outcome.dismissed, change: change))
+    }
+
+    public enum ScriptError: Error { case unchanged }
+}

@@ -178,24 +178,22 @@ struct SQLiteSessionStoreTests {
                 .text(RowCodec.encode([dismissedOne])), .text("[]"),
             ])
         }
-        var third = second
-        third.version = 3
+        var script = ScriptedSession(continuing: second)
         do {
             let store = try SQLiteSessionStore(path: directory.databasePath)
             #expect(try store.session(id: "s") == second)
             #expect(try store.dismissedPresentation(id: dismissedOne.id, sessionID: "s") == dismissedOne)
             #expect(try storedVersions(directory) == ["s": 2])
-            #expect(try logRowCount(directory) == 0)
+            #expect(try tableNames(directory).contains("session_log") == false)
             #expect(try store.integrityCheck() == ["ok"])
-            #expect(try logColumns(directory).contains("dismissed"))
-            #expect(try !logColumns(directory).contains("retired"))
-            // And the migrated file logs as a new one does.
-            try store.commit([save(third, dismissed: [dismissed(second.stack[0], at: 1_790_000_000_700)])])
-            #expect(try logRowCount(directory) == 1)
-        }  // Dropped without close(): version 3 is in the session log only.
+            // And the migrated file logs as a new one does: the change alone, replayed when reopened.
+            try store.commit([script.run(.dismiss(DismissRequest(.top, force: true)))])
+            #expect(try storedVersions(directory) == ["s": 2])
+        }  // Dropped without close(): version 3 is in its change record only.
         let reopened = try SQLiteSessionStore(path: directory.databasePath)
-        #expect(try reopened.session(id: "s") == third)
-        #expect(try reopened.dismissedPresentation(id: second.stack[0].id, sessionID: "s") != nil)
+        #expect(try reopened.session(id: "s") == script.session)
+        #expect(try reopened.dismissedPresentation(id: second.stack[0].id, sessionID: "s")?.state == .dismissed)
+        #expect(try storedVersions(directory) == ["s": 3])
     }
 
     @Test("a file that is not a database is refused and left untouched")
@@ -236,37 +234,37 @@ struct SQLiteSessionStoreTests {
         #expect(error?.kind == .unavailable)
     }
 
-    @Test("a change is durable in the session log alone; a store not closed is recovered from the log when opened")
-    func recoveryFromTheSessionLog() throws {
+    @Test("a change is durable as its record alone; a store not closed replays the records onto the rows when opened")
+    func recoveryFromTheChangeRecords() throws {
         let directory = try TemporaryDirectory()
-        let a1 = sampleSession("a")
-        let b1 = sampleSession("b")
-        let c1 = sampleSession("c")
-        var a3 = sampleSession("a", version: 3, stackSize: 1)
-        a3.updatedAt = Timestamp(millisecondsSinceEpoch: a1.updatedAt.millisecondsSinceEpoch + 10)
-        let dismissedOne = dismissed(a1.stack[1], at: 1_790_000_000_600)
-        let rebornB = sampleSession("b", stackSize: 1)
+        var a = ScriptedSession("a")
+        var b = ScriptedSession("b")
+        var c = ScriptedSession("c")
+        var dismissedOne: Presentation?
         do {
             let store = try SQLiteSessionStore(path: directory.databasePath)
-            try store.commit([save(a1), save(b1), save(c1)])
-            try store.commit([save(sampleSession("a", version: 2)), save(sampleSession("b", version: 2))])
-            try store.commit([save(a3, dismissed: [dismissedOne]), save(sampleSession("c", version: 2))])
+            try store.commit([a.create(), b.create(), c.create()])
+            try store.commit([a.present("first"), b.present("first")])
+            try store.commit([a.present("second", content: .alert(AlertContent(title: "Sure?"))), c.present("first")])
+            let dismissal = try a.dismiss()
+            if case .save(let update) = dismissal { dismissedOne = update.dismissed.first }
+            try store.commit([dismissal])
             // b is deleted with unwritten changes, then created again: its first life stays gone.
-            try store.commit([save(sampleSession("b", version: 3)), .delete(sessionID: "b")])
-            try store.commit([save(rebornB)])
-            #expect(try store.session(id: "a") == a3)
-            #expect(try store.dismissedPresentation(id: dismissedOne.id, sessionID: "a") == dismissedOne)
-            // Only the log holds the newer versions: the rows are as first written.
+            try store.commit([b.present("second"), .delete(sessionID: "b")])
+            b = ScriptedSession("b", at: 1_790_000_100_000)
+            try store.commit([b.create(ttlSeconds: 60)])
+            #expect(try store.session(id: "a") == a.session)
+            #expect(try store.dismissedPresentation(id: try #require(dismissedOne).id, sessionID: "a") == dismissedOne)
+            // Only the change records hold the newer versions: the rows are as first written.
             #expect(try storedVersions(directory) == ["a": 1, "b": 1, "c": 1])
-            #expect(try logRowCount(directory) > 0)
         }  // Dropped without close(): what a killed process leaves.
         let reopened = try SQLiteSessionStore(path: directory.databasePath)
-        #expect(try reopened.session(id: "a") == a3)
-        #expect(try reopened.session(id: "b") == rebornB)
-        #expect(try reopened.session(id: "c") == sampleSession("c", version: 2))
-        #expect(try reopened.dismissedPresentation(id: dismissedOne.id, sessionID: "a") == dismissedOne)
-        #expect(try storedVersions(directory) == ["a": 3, "b": 1, "c": 2])
-        #expect(try logRowCount(directory) == 0)
+        #expect(try reopened.session(id: "a") == a.session)
+        #expect(try reopened.session(id: "b") == b.session)
+        #expect(try reopened.session(id: "c") == c.session)
+        #expect(try reopened.dismissedPresentation(id: try #require(dismissedOne).id, sessionID: "a") == dismissedOne)
+        #expect(try storedVersions(directory) == ["a": 4, "b": 1, "c": 2])
+        #expect(try reopened.changes(sessionID: "a", after: 0, eventLimit: 100).map(\.version) == [1, 2, 3, 4])
         #expect(try reopened.integrityCheck() == ["ok"])
     }
 
@@ -275,19 +273,37 @@ struct SQLiteSessionStoreTests {
     func writeBack() throws {
         let directory = try TemporaryDirectory()
         let store = try SQLiteSessionStore(path: directory.databasePath, writeBackAge: 3)
-        try store.commit([save(sampleSession("s"))])
-        for version in 2...3 { try store.commit([save(sampleSession("s", version: Int64(version)))]) }
+        var s = ScriptedSession("s")
+        try store.commit([s.create()])
+        for _ in 2...3 { try store.commit([s.present("screen")]) }
         #expect(try storedVersions(directory) == ["s": 1])
-        #expect(try logRowCount(directory) == 2)
-        // The third unwritten change makes the first three old: the row catches up, the log empties.
-        try store.commit([save(sampleSession("s", version: 4))])
+        // The third unwritten change makes the first three old: the row catches up.
+        try store.commit([s.present("screen")])
         #expect(try storedVersions(directory) == ["s": 4])
-        #expect(try logRowCount(directory) == 0)
-        try store.commit([save(sampleSession("s", version: 5))])
+        try store.commit([s.dismiss()])
         #expect(try storedVersions(directory) == ["s": 4])
         store.close()
         #expect(try storedVersions(directory) == ["s": 5])
-        #expect(try logRowCount(directory) == 0)
+    }
+
+    @Test("a row is written back before the event log would delete a change it does not hold")
+    func writeBackBeforePruning() throws {
+        let directory = try TemporaryDirectory()
+        var retention = RetentionPolicy.standard
+        retention.eventLogSize = 3
+        var s = ScriptedSession("s")
+        do {
+            let store = try SQLiteSessionStore(path: directory.databasePath, retention: retention)
+            try store.commit([s.create()])
+            for _ in 0..<100 {
+                try store.commit([s.present("screen")])
+                try store.commit([s.dismiss()])
+            }
+            #expect(try storedVersions(directory)["s"].map { s.session.version - $0 < 3 } == true)
+        }  // Dropped without close().
+        let reopened = try SQLiteSessionStore(path: directory.databasePath, retention: retention)
+        #expect(try reopened.session(id: "s") == s.session)
+        #expect(try reopened.changes(sessionID: "s", after: 0, eventLimit: 100).map(\.version) == [199, 200, 201])
     }
 
     @Test("the listing and the expiry sweep judge an unwritten session by its newest version, not its row")
@@ -324,16 +340,12 @@ private func storedVersions(_ directory: TemporaryDirectory) throws -> [String: 
     return versions
 }
 
-private func logColumns(_ directory: TemporaryDirectory) throws -> [String] {
+private func tableNames(_ directory: TemporaryDirectory) throws -> [String] {
     let connection = try SQLiteConnection(path: directory.databasePath, readOnly: true)
-    let statement = try connection.statement("SELECT name FROM pragma_table_info('session_log')")
+    let statement = try connection.statement("SELECT name FROM sqlite_schema WHERE type = 'table'")
     try statement.bind([])
     defer { statement.reset() }
     var names: [String] = []
     while try statement.step() { names.append(statement.text(at: 0)) }
     return names
-}
-
-private func logRowCount(_ directory: TemporaryDirectory) throws -> Int64 {
-    try SQLiteConnection(path: directory.databasePath, readOnly: true).integer("SELECT count(*) FROM session_log") ?? -1
 }

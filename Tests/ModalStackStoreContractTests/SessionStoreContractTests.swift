@@ -160,6 +160,37 @@ struct SessionStoreContractTests {
         #expect(try store.changes(sessionID: "other", after: 0, eventLimit: 100).map(\.version) == [1])
     }
 
+    @Test(
+        "every version the log shows is rebuilt exactly, across checkpoints; older and later ones are not",
+        arguments: StoreEngine.all)
+    func versions(engine: StoreEngine) throws {
+        let store = try engine(eventLogSize: 100)
+        var script = ScriptedSession("s1")
+        var committed: [Int64: Session] = [:]
+        func commit(_ write: SessionWrite) throws {
+            try store.commit([write])
+            committed[script.session.version] = script.session
+        }
+        try commit(script.create(ttlSeconds: 120))
+        // 201 versions, the stack rising and falling, so that checkpoints (every 64th version)
+        // hold different states.
+        for round in 0..<50 {
+            try commit(script.present("sheet\(round)"))
+            try commit(script.present("alert\(round)", content: .alert(AlertContent(title: "Sure?"))))
+            try commit(script.dismiss())
+            try commit(script.dismiss())
+        }
+        let current = script.session.version
+        #expect(current == 201)
+        for version in [1, 2, 101, 102, 127, 128, 129, 150, 192, 200, 201] as [Int64] {
+            let rebuilt = try store.session(id: "s1", at: version)
+            #expect(rebuilt == (version >= current - 99 ? committed[version] : nil), "version \(version)")
+        }
+        #expect(try store.session(id: "s1", at: 202) == nil)
+        #expect(try store.session(id: "missing", at: 1) == nil)
+        #expect(try store.changes(sessionID: "s1", after: 0, eventLimit: 1000).map(\.version) == Array(102...201))
+    }
+
     @Test("pages of the event log hold whole changes, at least the events asked for", arguments: StoreEngine.all)
     func eventLogPagesWholeChanges(engine: StoreEngine) throws {
         let store = try engine()

@@ -85,7 +85,7 @@ Method
 * --callgrind, instead of all the above: ModalStack's instructions per request, counted by
   valgrind's callgrind (all its threads, libmicrohttpd and SQLite included, the kernel not) over
   8 s of wrk at 16 connections on 256 sessions, after a 5 s warm-up (writes: after 8,192 changes
-  and over at least 16,384, as rows are written back from the session log in a wave every 4,096
+  and over at least 16,384, as rows are written back from the change records in a wave every 4,096
   changes): reads (session cache hits) and present+dismiss pairs, each split by layer (HTTP, endpoint, rules, rendering, commit, and
   libmicrohttpd's memset; see LAYERS) and with the Swift functions that take most (inclusive). The
   hypervisor's steal changes requests/s from run to run; it does not change these counts.
@@ -98,6 +98,10 @@ Method
   frame (SQLite, libmicrohttpd, the Swift runtime, libc's malloc, its memory functions) or
   ModalStack's own code. Shares of the server's samples, and CPU µs per request: each share of
   the server's CPU time per request, measured as in the main table.
+* Written per change: ModalStack normal on a fresh copy with `--log-level off`, one write run at
+  64 connections; the bytes it wrote to its files (wchar in /proc/PID/io: the WAL, and the
+  checkpoints' copies into the database file; its sockets are written with send(2), which wchar
+  does not count, and a read run after it is logged to show so) over the changes made.
 * Scaling: ModalStack (normal) with 1k, 10k, 100k sessions (and 1M with --full): start-up time
   (spawn until GET /readyz answers 200), RSS once ready, reads and writes at 64 connections with
   their peak RSS. With --quick only 1k, taken from the main ModalStack runs.
@@ -117,7 +121,7 @@ CALLGRIND_CONNECTIONS = 16
 CALLGRIND_FUNCTIONS = 25
 # How many changes after a session's first unwritten one SQLite mode writes its row back
 # (SQLiteSessionStore's writeBackAge).
-SESSION_LOG_WRITE_BACK_AGE = 4096
+WRITE_BACK_AGE = 4096
 # --perf: sessions enough that a dismiss never overtakes its present at 64 connections.
 PERF_SESSIONS = 1024
 PERF_CONNECTIONS = 64
@@ -325,16 +329,16 @@ class Server:
 LOG_NUMBERS = iter(range(1, 1 << 62))
 
 
-def start_modalstack(bench, database, durability, wrapper=(), threads=SERVER_THREADS):
+def start_modalstack(bench, database, durability, wrapper=(), threads=SERVER_THREADS, options=()):
     """`database` is an SQLite file or a postgresql:// URL; `wrapper` runs the server under another
-    program (valgrind)."""
+    program (valgrind); `options` go after the benchmark's own."""
     store = ["--database-url", database] if database.startswith("postgresql://") else ["--db", database]
     log_path = os.path.join(bench.tmp, f"modalstack-{durability}-{os.path.basename(database)}-{next(LOG_NUMBERS)}.log")
     with open(log_path, "w") as log_file:
         started = time.monotonic()
         process = PROCESSES.start(
             list(wrapper) + [bench.binary, "--host", "127.0.0.1", "--port", "0", *store,
-                             "--durability", durability, "--threads", str(threads)],
+                             "--durability", durability, "--threads", str(threads), *options],
             cpus=bench.server_cpus, stderr=log_file)
     port = wait_for_listening_line(log_path, process, timeout=120 if wrapper else 30)
     while True:
@@ -824,6 +828,36 @@ def run_wrk(bench, server, mode, kind, sessions, connections, duration, close=Fa
     }
 
 
+def file_bytes_written(pid):
+    """What the process wrote through write(2) and its kin so far (wchar in /proc/PID/io): its
+    files'. Sockets do not count: libmicrohttpd answers with send(2)."""
+    with open(f"/proc/{pid}/io") as io:
+        return next(int(line.split()[1]) for line in io if line.startswith("wchar:"))
+
+
+def bytes_per_change(bench, main_database):
+    """ModalStack normal's file writes per change (the WAL, and the checkpoints' copies into the
+    database), over a write run at 64 connections on a fresh copy, with the access log off so that
+    only the database's writes count. Each present and each dismiss is one change."""
+    database = os.path.join(bench.tmp, "bytes.sqlite")
+    shutil.copyfile(main_database, database)
+    server = start_modalstack(bench, database, "normal", options=("--log-level", "off"))
+    try:
+        bench.write_offsets = [0]
+        before = file_bytes_written(server.pids[0])
+        run = run_wrk(bench, server, "write", "modalstack", bench.sessions, 64, bench.duration)
+        written = file_bytes_written(server.pids[0]) - before
+        reads_before = file_bytes_written(server.pids[0])
+        run_wrk(bench, server, "read", "modalstack", bench.sessions, 64, 1)
+        reads = file_bytes_written(server.pids[0]) - reads_before
+    finally:
+        server.stop()
+        for suffix in ("", "-wal", "-shm"):
+            if os.path.exists(database + suffix):
+                os.remove(database + suffix)
+    return {"changes": run["requests"], "bytes": written / max(run["requests"], 1), "read_run_bytes": reads}
+
+
 def median_of(runs):
     result = {key: None if runs[0][key] is None else statistics.median(run[key] for run in runs)
               for key in runs[0] if key != "errors"}
@@ -1034,10 +1068,10 @@ def instructions_per_request(bench, database, mode, sessions):
                               wrapper=["valgrind", "-q", "--tool=callgrind", f"--callgrind-out-file={out_path}"])
     process = server.processes[0]
     try:
-        # Sessions are written back from the session log in waves, one every write-back age of
+        # Sessions' rows are written back in waves, one every write-back age of
         # changes: writes warm up past two waves and are counted over four, so that the count
         # holds write-backs at their average rate (within a wave of it), as a long run does.
-        least = {"write": (2 * SESSION_LOG_WRITE_BACK_AGE, 4 * SESSION_LOG_WRITE_BACK_AGE)}.get(mode, (1, 1))
+        least = {"write": (2 * WRITE_BACK_AGE, 4 * WRITE_BACK_AGE)}.get(mode, (1, 1))
         warmed = 0
         while warmed < least[0]:
             warmed += run_wrk(bench, server, mode, "modalstack", sessions, CALLGRIND_CONNECTIONS, 5)["requests"]
@@ -1345,6 +1379,10 @@ def main():
                 scenarios = ["read", "write", "mix", "read-close"]  # health: no SQLite, as in normal
             rows += measure(bench, start, "modalstack", scenarios, bench.sessions, f"ModalStack {durability}")
 
+        written = bytes_per_change(bench, main_database)
+        log(f"ModalStack normal writes {written['bytes']:.0f} B to its files per change "
+            f"({written['changes']} changes; a read run wrote {written['read_run_bytes']} B)")
+
         postgres_version = None
         if not arguments.no_postgres:
             postgres_rows, postgres_version = measure_postgres(bench)
@@ -1408,6 +1446,9 @@ def main():
         print("Ratios (requests/s of the first over the second, same connection count)")
         print("\n".join(ratio_lines))
         print()
+        print(f"Written per change (ModalStack normal, write, 64 connections, access log off; /proc/PID/io wchar): "
+              f"{written['bytes']:.0f} B")
+        print()
         print(f"total {time.monotonic() - bench_started:.0f} s")
 
         if arguments.markdown:
@@ -1420,6 +1461,8 @@ def main():
                 markdown.write(scaling_table(scaling, markdown=True) + "\n\n")
                 markdown.write("Ratios (requests/s of the first over the second, same connection count):\n\n```\n")
                 markdown.write("\n".join(ratio_lines) + "\n```\n\n")
+                markdown.write(f"Written per change (ModalStack normal, write, 64 connections, access log off; "
+                               f"`/proc/PID/io` wchar): {written['bytes']:.0f} B\n\n")
                 markdown.write("### Method\n\n" + method.strip() + "\n")
             log(f"Markdown written to {arguments.markdown}")
     finally:

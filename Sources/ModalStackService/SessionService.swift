@@ -2,19 +2,25 @@ import Dispatch
 import Locking
 import ModalStackCore
 import ModalStackStore
-import Synchronization
 import Timekeeping
 
 /// Runs changes against sessions: preconditions, idempotent replays, the core's rules, then a
 /// group commit, then the answer and the notification of watchers. It knows nothing of HTTP:
 /// callers pass commands in, and get outcomes back as values.
 ///
-/// Changes are applied one at a time, in order, to the latest state of their session (committed
-/// or still waiting for its commit), so every version is given once. They are committed in
-/// batches: one writer takes every change waiting at that moment into one transaction (one sync
-/// in `full` durability), then answers them all. No caller waits for a commit: completions run
-/// on the committing thread. Reads see committed state only. Nothing under the commit lock
-/// reads or writes the store.
+/// A change goes through four stages, each its own piece:
+/// 1. **Admission** (``admit(_:replaying:finish:)``): under the commit lock, the change is decided
+///    on the latest state of its session (``LatestSessions``: committed or still waiting for its
+///    commit), so every version is given once, and takes its place in the ``CommitQueue``.
+/// 2. **Rendering**, outside the lock: the session's JSON and the answer (stored with the change
+///    when it carries an idempotency key); then the change is ready to commit.
+/// 3. **The committer** (``drain()``) takes every ready change at the head of the queue into one
+///    transaction (one sync in `full` durability), stopping at one still rendering.
+/// 4. **Settling**: the cache learns what was committed, then every request is answered, in the
+///    order of admission, and every watcher notified. No caller waits for a commit: completions
+///    run on the committing thread.
+///
+/// Reads see committed state only. Nothing under the commit lock reads or writes the store.
 ///
 /// On a store shared with other instances, what the session cache holds is checked against the
 /// store before it answers, a change another instance committed first sends the changes built on
@@ -31,12 +37,8 @@ public final class SessionService: Sendable {
     /// Makes the ids of new sessions and presentations.
     public let makeID: @Sendable () -> String
     public let notifier = SessionNotifier()
-    let cache: SessionCache
-    /// Changes applied but not yet committed, and the queue of commits.
-    private let pending = LockedValue(PendingState())
-    /// Counts the batches settled (committed or failed), changed under `pending`'s lock: a state
-    /// read from the store outside the lock is current if no batch settled since.
-    private let settledBatches = Atomic<UInt64>(0)
+    /// Each session's latest state, committed and pending, and the commit queue.
+    let latest: LatestSessions
     private let committer = DispatchQueue(label: "modalstack.commit")
     /// Idempotency keys whose first request is still running: a retry then is refused.
     private let keysInFlight = LockedValue(Set<IdempotencyKey.Name>())
@@ -54,7 +56,7 @@ public final class SessionService: Sendable {
         self.metrics = metrics
         self.time = time
         self.makeID = makeID
-        self.cache = SessionCache(capacity: cacheSize)
+        latest = LatestSessions(store: store, cacheSize: cacheSize)
         store.observeOtherWriters { [weak self] id in self?.changedElsewhere(id) }
     }
 
@@ -68,18 +70,16 @@ public final class SessionService: Sendable {
     /// The session and its JSON, rendered once per version and kept in the session cache.
     public func renderedSession(id: String) throws(StoreError) -> (session: Session, body: [UInt8])? {
         let now = time.now()
-        let read = try readCommitted(id)
+        let read = try latest.readCommitted(id)
         guard let session = read.session, !session.isExpired(at: now) else { return nil }
         var rendered = read.rendered
         if read.fromStore {
-            pending.withLock { _ in
-                if read.isCurrent(settledBatches) { cache.loaded(session) }
-            }
-            rendered = cache.rendering(of: session)
+            latest.loaded(read)
+            rendered = latest.cache.rendering(of: session)
         }
         if let rendered { return (session, rendered) }
         let body = session.serialized()
-        cache.rendered(body, for: session)
+        latest.cache.rendered(body, for: session)
         return (session, body)
     }
 
@@ -135,10 +135,11 @@ public final class SessionService: Sendable {
 
     /// Applies the change to its session. `completion` gets the answer `render` made from the
     /// outcome once it is committed (at once for a refusal, a replay, or a change that changes
-    /// nothing and waits for nothing). `render` runs before the commit: its answer is committed
-    /// with the change when the change carries an idempotency key. It gets the session's JSON
-    /// too, rendered once: the store writes the same text. The session cache keeps renderings of
-    /// sessions read, not written: one per written session too cost 24 MiB at 100k sessions.
+    /// nothing and waits for nothing). `render` runs before the commit, outside the commit lock:
+    /// its answer is committed with the change when the change carries an idempotency key. It
+    /// gets the session's JSON too, rendered once: the store writes the same text. The session
+    /// cache keeps renderings of sessions read, not written: one per written session too cost
+    /// 24 MiB at 100k sessions.
     public func submit<Answer: ReplayableAnswer>(
         _ request: ChangeRequest, render: @escaping @Sendable (CommandOutcome, SessionDocument) -> Answer,
         completion: @escaping @Sendable (ChangeResult<Answer>) -> Void
@@ -154,29 +155,45 @@ public final class SessionService: Sendable {
         decide(request, render: render, finish: finish)
     }
 
-    /// Replays the stored answer, or decides the change and queues its commit; decides it again
-    /// when another instance changed the session first.
+    /// Replays the stored answer, or decides the change (admission), renders its answer and
+    /// queues its commit; decides it again when another instance changed the session first.
     private func decide<Answer: ReplayableAnswer>(
         _ request: ChangeRequest, render: @escaping @Sendable (CommandOutcome, SessionDocument) -> Answer,
         finish: @escaping @Sendable (ChangeResult<Answer>) -> Void
     ) {
+        let answer = LockedValue<Answer?>(nil)
+        let committed: @Sendable (CommitOutcome) -> Void = { [self] outcome in
+            switch outcome {
+            case .durable: finish(.answered(answer.withLock { $0! }))
+            case .failed(let error): finish(.refused(.storeFailed(error)))
+            case .superseded: decide(request, render: render, finish: finish)
+            }
+        }
+        let admission: Admission
         do throws(StoreError) {
-            let finishOrDecideAgain: @Sendable (CommitOutcome, Answer) -> Void = { [self] outcome, answer in
-                switch outcome {
-                case .durable: finish(.answered(answer))
-                case .failed(let error): finish(.refused(.storeFailed(error)))
-                case .superseded: decide(request, render: render, finish: finish)
-                }
-            }
-            switch try decide(
-                request.sessionID, replaying: request.idempotencyKey,
-                { admit(request, latest: $1, pending: &$0, render: render, finish: finishOrDecideAgain) })
-            {
-            case .queued: scheduleCommit()
-            case .answered(let result): finish(explained(result, in: request.sessionID))
-            }
+            admission = try admit(request, replaying: request.idempotencyKey, finish: committed)
         } catch {
-            finish(.refused(.storeFailed(error)))
+            return finish(.refused(.storeFailed(error)))
+        }
+        switch admission {
+        case .refused(let refusal): finish(explained(.refused(refusal), in: request.sessionID))
+        case .replayed(let stored): finish(.replayed(stored))
+        case .unchanged(let outcome): finish(.answered(render(outcome, SessionDocument(outcome.session))))
+        case .reserved(let ticket, let outcome, let writes):
+            // Rendered outside the commit lock; the committer waits for it at this place in the queue.
+            let document = SessionDocument(outcome.session)
+            let rendered = render(outcome, document)
+            answer.withLock { $0 = rendered }
+            var writes = writes
+            if let change = outcome.change {
+                let stored = request.idempotencyKey.map { $0.storing(rendered, at: time.now()) }
+                writes.append(
+                    .save(
+                        SessionUpdate(
+                            session: outcome.session, document: document, dismissed: outcome.dismissed,
+                            change: change, response: stored)))
+            }
+            perform(latest.withWritePath { $0.queue.ready(ticket, writes: writes) })
         }
     }
 
@@ -196,33 +213,33 @@ public final class SessionService: Sendable {
         sessionID id: String, expecting expected: ExpectedVersion?,
         completion: @escaping @Sendable (Result<Void, ChangeRefusal>) -> Void
     ) {
+        let outcome: Result<CommitQueue.Action, ChangeRefusal>
         do throws(StoreError) {
-            let admission = try decide(id) { pending, latest -> Admission<Void> in
+            outcome = try onLatest(id) { path, latest -> Result<CommitQueue.Action, ChangeRefusal> in
                 guard let session = latest.session, latest.isPending || !session.isExpired(at: time.now()) else {
-                    return .answered(.refused(.sessionNotFound(id)))
+                    return .failure(.sessionNotFound(id))
                 }
                 if let expected, !expected.matches(session.version) {
-                    return .answered(.refused(.versionMismatch(current: session.version)))
+                    return .failure(.versionMismatch(current: session.version))
                 }
                 // Without If-Match the client wants the session gone, whatever another instance did to it.
                 let write = SessionWrite.delete(sessionID: id, expectedVersion: expected.map { _ in session.version })
-                pending.enqueue(
-                    PendingCommit(sessionID: id, writes: [write], session: nil, change: nil) { [self] outcome in
-                        switch outcome {
-                        case .durable: completion(.success(()))
-                        case .failed(let error): completion(.failure(.storeFailed(error)))
-                        case .superseded: delete(sessionID: id, expecting: expected, completion: completion)
-                        }
-                    })
-                return .queued
-            }
-            switch admission {
-            case .queued: scheduleCommit()
-            case .answered(.refused(let refusal)): completion(.failure(refusal))
-            case .answered: preconditionFailure("a deletion is queued or refused")
+                return .success(
+                    path.enqueue(
+                        PendingCommit(sessionID: id, writes: [write], session: nil, change: nil) { [self] outcome in
+                            switch outcome {
+                            case .durable: completion(.success(()))
+                            case .failed(let error): completion(.failure(.storeFailed(error)))
+                            case .superseded: delete(sessionID: id, expecting: expected, completion: completion)
+                            }
+                        }))
             }
         } catch {
-            completion(.failure(.storeFailed(error)))
+            return completion(.failure(.storeFailed(error)))
+        }
+        switch outcome {
+        case .success(let action): perform(action)
+        case .failure(let refusal): completion(.failure(refusal))
         }
     }
 
@@ -233,21 +250,22 @@ public final class SessionService: Sendable {
         let candidates = try store.expiredSessionIDs(at: time.now(), limit: limit)
         var swept = 0
         for id in candidates {
-            let read = try readCommitted(id)
+            let read = try latest.readCommitted(id)
             // A stale read is skipped: the next sweep finds the session again if it is still expired.
-            let expired = pending.withLock { pending in
-                guard let latest = pending.latest(id, read: read, cache: cache, settled: settledBatches),
-                    !latest.isPending, let session = latest.session, session.isExpired(at: time.now())
-                else { return false }
-                pending.enqueue(
+            let action = latest.decide(id, read: read) { path, latest -> CommitQueue.Action? in
+                guard !latest.isPending, let session = latest.session, session.isExpired(at: time.now()) else {
+                    return nil
+                }
+                return path.enqueue(
                     PendingCommit(
                         sessionID: id, writes: [.expire(sessionID: id, version: session.version)], session: nil,
                         change: nil, finish: nil))
-                return true
             }
-            if expired { swept += 1 }
+            if let action = action ?? nil {
+                swept += 1
+                perform(action)
+            }
         }
-        scheduleCommit()
         return swept
     }
 
@@ -257,129 +275,90 @@ public final class SessionService: Sendable {
         try store.pruneIdempotentResponses(at: time.now(), limit: limit)
     }
 
-    /// What became of a change under the commit lock.
-    private enum Admission<Answer: Sendable> {
-        /// Waiting for its commit; the completion runs after it.
-        case queued
-        /// Decided without a commit.
-        case answered(ChangeResult<Answer>)
+    /// What admission made of a change.
+    private enum Admission {
+        case refused(ChangeRefusal)
+        /// Its idempotency key's stored answer.
+        case replayed(StoredResponse)
+        /// Changes nothing and waits for nothing: answered at once.
+        case unchanged(CommandOutcome)
+        /// Decided, with its place in the commit queue: `writes` go before its own.
+        case reserved(CommitQueue.Ticket, CommandOutcome, writes: [SessionWrite])
     }
 
-    /// Decides a change under the commit lock, on the latest state of its session, read before
-    /// the lock is taken; read again if a batch settled in between and the session cache no longer
-    /// holds the session. A change with an idempotency key whose response is stored is answered
-    /// with it instead.
-    private func decide<Answer: Sendable>(
-        _ id: String, replaying key: IdempotencyKey? = nil,
-        _ decision: (inout PendingState, _ latest: (session: Session?, isPending: Bool)) -> Admission<Answer>
-    ) throws(StoreError) -> Admission<Answer> {
-        while true {
-            let read = try readCommitted(id)
-            // The key is looked up after the session is read: another instance commits its response
-            // with its version, so a session read at that version (or later) finds the response, and
-            // one read before it leads to a commit that is superseded and decided again.
-            if let key, let stored = try store.idempotentResponse(scope: key.scope, key: key.key) {
-                return .answered(
-                    stored.fingerprint == key.fingerprint ? .replayed(stored) : .refused(.idempotencyKeyReused))
+    /// Admission: decides the change on the latest state of its session, under the commit lock,
+    /// and reserves its place in the commit queue. A change with an idempotency key whose
+    /// response is stored is answered with it instead.
+    private func admit(
+        _ request: ChangeRequest, replaying key: IdempotencyKey?, finish: @escaping @Sendable (CommitOutcome) -> Void
+    ) throws(StoreError) -> Admission {
+        let storedAnswer = { () throws(StoreError) -> Admission? in
+            guard let key, let stored = try self.store.idempotentResponse(scope: key.scope, key: key.key) else {
+                return nil
             }
-            let decided = pending.withLock { pending -> Admission<Answer>? in
-                guard let latest = pending.latest(id, read: read, cache: cache, settled: settledBatches)
-                else {
-                    return nil
-                }
-                return decision(&pending, latest)
+            return stored.fingerprint == key.fingerprint ? .replayed(stored) : .refused(.idempotencyKeyReused)
+        }
+        return try onLatest(request.sessionID, answeredFirst: storedAnswer) { path, latest in
+            let id = request.sessionID
+            let now = time.now()
+            // A session that expired but was not swept yet counts as gone.
+            let live = latest.isPending || latest.session?.isExpired(at: now) == false ? latest.session : nil
+            if let expected = request.expectedVersion, !expected.matches(live?.version) {
+                return .refused(.versionMismatch(current: live?.version))
             }
-            if let decided { return decided }
-        }
-    }
-
-    /// Applies the change to the latest state of its session, under the commit lock.
-    private func admit<Answer: ReplayableAnswer>(
-        _ request: ChangeRequest, latest: (session: Session?, isPending: Bool), pending: inout PendingState,
-        render: (CommandOutcome, SessionDocument) -> Answer, finish: @escaping @Sendable (CommitOutcome, Answer) -> Void
-    ) -> Admission<Answer> {
-        let id = request.sessionID
-        let now = time.now()
-        // A session that expired but was not swept yet counts as gone.
-        let live = latest.isPending || latest.session?.isExpired(at: now) == false ? latest.session : nil
-        if let expected = request.expectedVersion, !expected.matches(live?.version) {
-            return .answered(.refused(.versionMismatch(current: live?.version)))
-        }
-        let unwritten = Session.unwritten(id: id, at: now, ttlSeconds: rules.sessionTTLSeconds)
-        guard let current = live ?? (request.createsSession ? unwritten : nil) else {
-            return .answered(.refused(.sessionNotFound(id)))
-        }
-        let context = CommandContext(now: now, rules: rules, catalog: catalog, makeID: makeID)
-        let outcome: CommandOutcome
-        do {
-            outcome = try current.applying(request.command, in: context)
-        } catch {
-            return .answered(.refused(.rejected(error)))
-        }
-        let document = SessionDocument(outcome.session)
-        let answer = render(outcome, document)
-        var writes: [SessionWrite] = []
-        if let change = outcome.change {
-            let stored = request.idempotencyKey.map { $0.storing(answer, at: now) }
+            let unwritten = Session.unwritten(id: id, at: now, ttlSeconds: rules.sessionTTLSeconds)
+            guard let current = live ?? (request.createsSession ? unwritten : nil) else {
+                return .refused(.sessionNotFound(id))
+            }
+            let context = CommandContext(now: now, rules: rules, catalog: catalog, makeID: makeID)
+            let outcome: CommandOutcome
+            do throws(ModalError) {
+                outcome = try current.applying(request.command, in: context)
+            } catch {
+                return .refused(.rejected(error))
+            }
+            guard outcome.changed || path.hasPending(id) else { return .unchanged(outcome) }
             // An expired session not swept yet starts afresh: its old log and keys go first.
-            if live == nil, let expired = latest.session {
+            var writes: [SessionWrite] = []
+            if outcome.changed, live == nil, let expired = latest.session {
                 writes.append(.delete(sessionID: id, expectedVersion: expired.version))
             }
-            writes.append(
-                .save(
-                    SessionUpdate(
-                        session: outcome.session, document: document, dismissed: outcome.dismissed, change: change,
-                        response: stored)))
-        } else if !pending.hasPending(id) {
-            return .answered(.answered(answer))
-        }
-        pending.enqueue(
-            PendingCommit(sessionID: id, writes: writes, session: outcome.session, change: outcome.change) { outcome in
-                finish(outcome, answer)
-            })
-        return .queued
-    }
-
-    /// The committed state of a session, read outside the commit lock: from the session cache,
-    /// or from the store when the session cache does not have it or the store is shared (another
-    /// instance may have changed it).
-    private func readCommitted(_ id: String) throws(StoreError) -> CommittedRead {
-        if store.isShared { return try readFromStore(id) }
-        let settled = settledBatches.load(ordering: .acquiring)
-        switch cache.lookup(id) {
-        case .session(let session, let rendered):
-            return CommittedRead(settledBatches: settled, session: session, fromStore: false, rendered: rendered)
-        case .deleted: return CommittedRead(settledBatches: settled, session: nil, fromStore: false)
-        case .miss: return try readFromStore(id)
+            let ticket = path.reserve(
+                PendingCommit(sessionID: id, writes: [], session: outcome.session, change: outcome.change, finish: finish),
+                writesNothing: !outcome.changed)
+            return .reserved(ticket, outcome, writes: writes)
         }
     }
 
-    private func readFromStore(_ id: String) throws(StoreError) -> CommittedRead {
-        let settled = settledBatches.load(ordering: .acquiring)
-        return CommittedRead(settledBatches: settled, session: try store.session(id: id), fromStore: true)
-    }
-
-    // MARK: Group commit
-
-    /// Starts the committer unless it is already running; it drains the queue batch by batch.
-    private func scheduleCommit() {
-        let start = pending.withLock { pending in
-            guard !pending.committing, !pending.queue.isEmpty else { return false }
-            pending.committing = true
-            return true
-        }
-        if start { committer.async { self.drain() } }
-    }
-
-    private func drain() {
+    /// Runs `decision` under the commit lock on the latest state of the session, read before the
+    /// lock is taken; read again if a batch settled in between and the session cache no longer
+    /// holds the session. `answeredFirst` runs after each read: what it answers is the result.
+    private func onLatest<Result>(
+        _ id: String, answeredFirst: () throws(StoreError) -> Result? = { nil },
+        _ decision: (inout LatestSessions.WritePath, LatestSessions.Latest) -> Result
+    ) throws(StoreError) -> Result {
         while true {
-            let batch = pending.withLock { pending -> [PendingCommit] in
-                let batch = Array(pending.queue.prefix(Self.maxBatch))
-                pending.queue.removeFirst(batch.count)
-                if batch.isEmpty { pending.committing = false }
-                return batch
-            }
-            guard !batch.isEmpty else { return }
+            let read = try latest.readCommitted(id)
+            // An idempotency key is looked up after the session is read: another instance commits
+            // its response with its version, so a session read at that version (or later) finds the
+            // response, and one read before it leads to a commit that is superseded and decided again.
+            if let answer = try answeredFirst() { return answer }
+            if let decided = latest.decide(id, read: read, decision) { return decided }
+        }
+    }
+
+    // MARK: The committer
+
+    private func perform(_ action: CommitQueue.Action) {
+        switch action {
+        case .none: break
+        case .startCommitter: committer.async { self.drain() }
+        }
+    }
+
+    /// Commits the queue batch by batch until it is empty or its head is still rendering.
+    private func drain() {
+        while let batch = latest.withWritePath({ $0.queue.nextBatch(limit: Self.maxBatch) }) {
             let started = time.monotonicSeconds()
             do {
                 let superseded = try store.commit(batch.flatMap(\.writes))
@@ -388,7 +367,7 @@ public final class SessionService: Sendable {
                 committed(batch, except: superseded)
             } catch {
                 lastCommitFailure.withLock { $0 = error }
-                failed(batch, error)
+                for commit in latest.failed(batch) { commit.finish?(.failed(error)) }
             }
         }
     }
@@ -398,23 +377,7 @@ public final class SessionService: Sendable {
     /// changes, and those queued behind them (they build on them), go back to be decided again on
     /// what the store holds now, in their order.
     private func committed(_ batch: [PendingCommit], except superseded: Set<String>) {
-        let decideAgain = pending.withLock { pending -> [PendingCommit] in
-            for commit in batch where !commit.writes.isEmpty && !superseded.contains(commit.sessionID) {
-                cache.committed(commit.session, id: commit.sessionID)
-            }
-            for commit in batch where !superseded.contains(commit.sessionID) {
-                pending.settle(commit.sessionID)
-            }
-            defer { settledBatches.add(1, ordering: .releasing) }
-            guard !superseded.isEmpty else { return [] }
-            let queued = pending.queue.filter { superseded.contains($0.sessionID) }
-            pending.queue.removeAll { superseded.contains($0.sessionID) }
-            for id in superseded {
-                pending.sessions[id] = nil
-                cache.forget(id)
-            }
-            return batch.filter { superseded.contains($0.sessionID) } + queued
-        }
+        let decideAgain = latest.committed(batch, except: superseded)
         for commit in batch where !superseded.contains(commit.sessionID) {
             commit.finish?(.durable)
             if let change = commit.change, let session = commit.session {
@@ -433,21 +396,6 @@ public final class SessionService: Sendable {
         }
     }
 
-    /// Nothing of the batch was written. Changes queued behind it may build on it, so they fail
-    /// too, and every session goes back to its committed state.
-    private func failed(_ batch: [PendingCommit], _ error: StoreError) {
-        let abandoned = pending.withLock { pending in
-            let rest = pending.queue
-            pending.queue.removeAll()
-            pending.sessions.removeAll()
-            settledBatches.add(1, ordering: .releasing)
-            return batch + rest
-        }
-        for commit in abandoned {
-            commit.finish?(.failed(error))
-        }
-    }
-
     // MARK: Other instances
 
     /// Another instance changed or deleted the session (nil: some such news may have been lost):
@@ -457,12 +405,12 @@ public final class SessionService: Sendable {
             for watched in notifier.watchedSessionIDs { changedElsewhere(watched) }
             return
         }
-        pending.withLock { _ in cache.forget(id) }
+        latest.forget(id)
         guard notifier.isWatched(id) else { return }
         // Off the listening thread, which must go on reading notifications.
         DispatchQueue.global().async { [self] in
             // A failed read is retried by the resync that follows the store's recovery.
-            guard let read = try? readFromStore(id) else { return }
+            guard let read = try? latest.readFromStore(id) else { return }
             if let session = read.session {
                 notifier.publish(.changed(session))
             } else {
@@ -482,30 +430,11 @@ public final class SessionService: Sendable {
     }
 }
 
-/// A session's committed state as read outside the commit lock, and when it was read.
-struct CommittedRead {
-    /// ``SessionService/settledBatches`` before the read.
-    let settledBatches: UInt64
-    /// Nil: the session does not exist, or is deleted.
-    let session: Session?
-    /// Whether it came from the store (the session cache did not hold it, or the store
-    /// is shared), so the session cache may be given it.
-    let fromStore: Bool
-    /// The session's JSON, when the session cache held it rendered.
-    var rendered: [UInt8]? = nil
-
-    /// Whether no batch settled since the read, so it is still the committed state: only a
-    /// settling batch changes what the store or the session cache holds for a session.
-    func isCurrent(_ settled: borrowing Atomic<UInt64>) -> Bool {
-        settled.load(ordering: .acquiring) == settledBatches
-    }
-}
-
 /// A change applied to its session and waiting for its commit (or, without writes, a request
 /// that changed nothing but must not answer before the changes queued ahead of it).
 struct PendingCommit: Sendable {
     let sessionID: String
-    let writes: [SessionWrite]
+    var writes: [SessionWrite]
     /// The session after the change; nil when it was deleted.
     let session: Session?
     let change: SessionChange?
@@ -521,57 +450,4 @@ enum CommitOutcome: Sendable {
     /// Another instance changed the session first: nothing of it was written, and the change
     /// must be decided again on what the store holds now.
     case superseded
-}
-
-/// The changes applied but not committed yet: the latest state of each session they touch, and
-/// the queue the committer drains.
-struct PendingState {
-    struct PendingSession {
-        /// Nil: a deletion is pending.
-        var session: Session?
-        var count: Int
-    }
-
-    var sessions: [String: PendingSession] = [:]
-    var queue: [PendingCommit] = []
-    var committing = false
-
-    func hasPending(_ id: String) -> Bool {
-        sessions[id] != nil
-    }
-
-    /// The session as the next change must see it: pending, else committed (an expired one
-    /// included, for the caller to judge); nil when `read` is no longer current and the session
-    /// cache does not hold the session.
-    func latest(_ id: String, read: CommittedRead, cache: SessionCache, settled: borrowing Atomic<UInt64>)
-        -> (session: Session?, isPending: Bool)?
-    {
-        if let pending = sessions[id] { return (pending.session, true) }
-        if read.isCurrent(settled) {
-            if read.fromStore, let session = read.session { cache.loaded(session) }
-            return (read.session, false)
-        }
-        // A batch settled since: the session cache knows what it committed, unless it let it go.
-        switch cache.lookup(id) {
-        case .session(let session, _): return (session, false)
-        case .deleted: return (nil, false)
-        case .miss: return nil
-        }
-    }
-
-    mutating func enqueue(_ commit: PendingCommit) {
-        if !commit.writes.isEmpty || sessions[commit.sessionID] != nil {
-            let count = (sessions[commit.sessionID]?.count ?? 0) + 1
-            let session = commit.writes.isEmpty ? sessions[commit.sessionID]?.session : commit.session
-            sessions[commit.sessionID] = PendingSession(session: session, count: count)
-        }
-        queue.append(commit)
-    }
-
-    /// One of the session's pending commits is done; the last one hands it back to the session cache.
-    mutating func settle(_ id: String) {
-        guard var entry = sessions[id] else { return }
-        entry.count -= 1
-        sessions[id] = entry.count > 0 ? entry : nil
-    }
 }

@@ -324,7 +324,8 @@ public final class SessionService: Sendable {
                 writes.append(.delete(sessionID: id, expectedVersion: expired.version))
             }
             let ticket = path.reserve(
-                PendingCommit(sessionID: id, writes: [], session: outcome.session, change: outcome.change, finish: finish),
+                PendingCommit(
+                    sessionID: id, writes: [], session: outcome.session, change: outcome.change, finish: finish),
                 writesNothing: !outcome.changed)
             return .reserved(ticket, outcome, writes: writes)
         }

@@ -55,6 +55,7 @@ struct Endpoints: Sendable {
         route(&router, "GET", "/v1/sessions/{sessionId}/events", .session(.read), events)
         deferred(&router, "GET", "/v1/sessions/{sessionId}/events/stream", .session(.read), watch.streamEvents)
         route(&router, "GET", "/v1/sessions/{sessionId}/transition", .session(.read), transition)
+        route(&router, "GET", "/v1/sessions/{sessionId}/versions/{version}", .session(.read), sessionVersion)
         route(&router, "GET", "/v1/destinations", .anyClient, destinations)
     }
 
@@ -505,6 +506,24 @@ struct Endpoints: Sendable {
         let plan = TransitionPlan(from: old, to: NavigationShape(session))
         let body: JSONValue = ["from": JSONValue(from), "to": JSONValue(session.version), "transition": plan.json]
         return try Responses.read(body.serialized(), of: session, for: request)
+    }
+
+    /// The session as it was at a version, in the representation `GET` gives: the current
+    /// version as `GET` answers it, an older one rebuilt from the log while the log holds the
+    /// change that made it (else 410), a version not reached yet 404. Tagged with that version,
+    /// so that `If-None-Match` answers 304 for the version a client already has.
+    private func sessionVersion(_ request: HTTPRequest) throws -> HTTPResponse {
+        let sessionID = try request.sessionID()
+        let version = try request.versionParameter()
+        guard let (current, body) = try service.renderedSession(id: sessionID) else {
+            throw Problem.sessionNotFound(sessionID)
+        }
+        if version == current.version { return try Responses.read(body, of: current, for: request) }
+        guard version < current.version else {
+            throw Problem.versionNotFound(version, currentVersion: current.version)
+        }
+        guard let old = try service.session(id: sessionID, at: version) else { throw Problem.versionGone(version) }
+        return try Responses.read(old.serialized(), of: old, for: request)
     }
 
     // MARK: Destinations

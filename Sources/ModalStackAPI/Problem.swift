@@ -83,6 +83,13 @@ extension Problem {
             detail: "version \(version) is older than the session's event log; read the session instead")
     }
 
+    /// A version the session has not reached: it may exist later, so a 404 rather than a 400.
+    static func versionNotFound(_ version: Int64, currentVersion: Int64) -> Problem {
+        Problem(
+            .versionNotFound, detail: "the session is at version \(currentVersion), not yet at version \(version)",
+            extensions: ["currentVersion": JSONValue(currentVersion)])
+    }
+
     static func preconditionRequired() -> Problem {
         Problem(
             .preconditionRequired,

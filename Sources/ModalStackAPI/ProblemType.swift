@@ -31,6 +31,7 @@ enum ProblemType: CaseIterable, Sendable {
     case idempotencyKeyInUse
     case idempotencyKeyReused
     case versionGone
+    case versionNotFound
 
     // MARK: The rules: one per ModalError.Kind
     case validationFailed
@@ -92,6 +93,7 @@ enum ProblemType: CaseIterable, Sendable {
         case .idempotencyKeyInUse: ("idempotency-key-in-use", 409, "Idempotency key in use")
         case .idempotencyKeyReused: ("idempotency-key-reused", 422, "Idempotency key reused")
         case .versionGone: ("version-gone", 410, "Version no longer in the log")
+        case .versionNotFound: ("version-not-found", 404, "Version not found")
 
         case .validationFailed: ("validation-failed", 422, "Invalid request")
         case .stackFull: ("stack-full", 409, "Stack full")

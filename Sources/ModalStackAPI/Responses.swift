@@ -168,6 +168,23 @@ extension HTTPRequest {
         return id
     }
 
+    /// The `{version}` path parameter: a whole number from 1, in decimal digits without a sign or
+    /// leading zeros, so that each version has one URL.
+    func versionParameter() throws -> Int64 {
+        let text = pathParameters["version"] ?? ""
+        let digits = text.utf8
+        guard let first = digits.first, first != UInt8(ascii: "0"),
+            digits.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }), let version = Int64(text)
+        else {
+            throw Problem(
+                .invalidParameter,
+                detail:
+                    "the version in the path must be a whole number from 1 to \(Int64.max), without a sign or leading zeros"
+            )
+        }
+        return version
+    }
+
     /// The value of the query parameter `name`; nil when absent. Given twice, it is refused: which
     /// one was meant cannot be known.
     func queryParameter(_ name: String) throws -> String? {

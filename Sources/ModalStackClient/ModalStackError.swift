@@ -146,6 +146,8 @@ public enum ModalStackError: Error, Sendable, Hashable {
     case idempotencyKeyInUse(Problem)
     case idempotencyKeyReused(Problem)
     case versionGone(Problem)
+    /// `currentVersion`: the session's version now, which has not reached the version asked for.
+    case versionNotFound(currentVersion: Int64?, Problem)
     case unauthorized(Problem)
     case uriTooLong(Problem)
     case headersTooLarge(Problem)
@@ -210,6 +212,8 @@ public enum ModalStackError: Error, Sendable, Hashable {
         case "idempotency-key-in-use": self = .idempotencyKeyInUse(p)
         case "idempotency-key-reused": self = .idempotencyKeyReused(p)
         case "version-gone": self = .versionGone(p)
+        case "version-not-found":
+            self = .versionNotFound(currentVersion: p.integer("currentVersion").map(Int64.init), p)
         case "unauthorized": self = .unauthorized(p)
         case "uri-too-long": self = .uriTooLong(p)
         case "headers-too-large": self = .headersTooLarge(p)
@@ -242,7 +246,8 @@ public enum ModalStackError: Error, Sendable, Hashable {
             .unsupportedMediaType(let p), .validationFailed(_, let p), .internalError(let p), .storageFailed(let p),
             .storageUnavailable(let p), .serverStopping(let p), .storageFull(let p), .preconditionFailed(_, let p),
             .preconditionRequired(let p), .idempotencyKeyInUse(let p), .idempotencyKeyReused(let p),
-            .versionGone(let p), .unauthorized(let p), .uriTooLong(let p), .headersTooLarge(let p),
+            .versionGone(let p), .versionNotFound(_, let p), .unauthorized(let p), .uriTooLong(let p),
+            .headersTooLarge(let p),
             .ambiguousBodyLength(let p), .forbidden(let p), .invalidCredentialRequest(let p),
             .tokensNotConfigured(let p), .alreadyPushed(_, _, _, let p), .pathFull(_, let p), .nothingToPop(_, let p),
             .levelNotFound(_, let p), .entryNotFound(_, let p), .noRoute(_, let p), .other(_, _, _, let p):

@@ -763,6 +763,8 @@
       this.log = new Map(); // version → {version, at, events, stack, path, paths} (ids, or null when not known)
       this.states = new Map(); // version → the session after it, replayed from the log
       this.base0 = null; // {version, session}: the state at the first logged version, when the log was pruned
+      this.versions = new Map(); // version → the session at it, as GET …/versions/{n} answered (it never changes)
+      this.asked = null; // the version last clicked in the timeline, until it is shown
       this.lastEventId = null;
       this.wanted = 0; // the newest version a change event announced
       this.refreshing = false;
@@ -1006,6 +1008,7 @@
     missing(problem) {
       this.live = null;
       this.wanted = 0;
+      this.versions.clear(); // a session made again under the id has versions of its own
       this.frameNote.hidden = false;
       this.frameNote.textContent = `${problem.title}${problem.detail ? `: ${problem.detail}` : ""}`;
       $("#session-version").textContent = "—";
@@ -1034,8 +1037,10 @@
       clear($("#session-expires")).append(timeElement(session.expiresAt));
       $("#session-depth").textContent = String(session.stack.length);
       $("#session-view").dataset.version = String(session.version);
-      if (!this.history) this.renderNavigation(session, { readonly: false, animate });
-      this.renderQueue(session.queue);
+      if (!this.history) {
+        this.renderNavigation(session, { readonly: false, animate });
+        this.renderQueue(session.queue);
+      }
       this.renderLevels();
       this.renderJSON();
     }
@@ -1433,8 +1438,10 @@
         Object.keys(p.payload || {}).length ? this.payloadBlock(p) : null);
     }
 
-    renderQueue(queue) {
+    /** The queue: live, or `readonly` (an old version's, without its cancel buttons working). */
+    renderQueue(queue, { readonly = false } = {}) {
       clear(this.queue);
+      this.queue.dataset.readonly = readonly ? "true" : "false";
       $("#queue-count").textContent = queue.length ? `(${queue.length})` : "";
       if (!queue.length) {
         this.queue.append(el("li", { class: "empty", text: "Nothing waits." }));
@@ -1449,7 +1456,7 @@
         p.key !== p.destination ? el("code", { class: "key", text: p.key }) : null,
         this.lockMark(p),
         el("button", { type: "button", class: "close queue-cancel", "aria-label": `Cancel ${p.destination}`, title: "Cancel (leave the queue)",
-          text: "×", onclick: () => this.dismiss(p) })));
+          text: "×", disabled: readonly, onclick: () => this.dismiss(p) })));
       });
     }
 
@@ -1919,8 +1926,8 @@
 
     /**
      * The session after each logged change, by `replay` from the one before (a change that created
-     * the session starts from nothing). When the log was pruned, the first kept version's state is
-     * rebuilt from the server's transition plan, and what came before it is unknown.
+     * the session starts from nothing), for the timeline's plans. When the log was pruned, the first
+     * kept version's state is the server's (`GET …/versions/{n}`), and what came before it is unknown.
      */
     async computeStates() {
       const versions = [...this.log.keys()].sort((a, b) => a - b);
@@ -1998,100 +2005,47 @@
     }
 
     /**
-     * The navigation at a `version` the log starts at, from the server's plan to the current one:
-     * the current stack without the plan's presents, with its dismisses back in reverse; each kept
-     * level's path without the entries pushed since, with the popped ones back. The plan's `to`
-     * must be the version the current session is at. Dismissed containers keep the path they left
-     * with; the queue is not known.
+     * The whole session at `version` (stack, queue, paths), as the server rebuilds it from its log:
+     * `GET …/versions/{n}`, kept once read, since a version never changes. Throws with the problem
+     * when the server refuses (`410` once the log no longer holds that version).
      */
     async sessionAt(version) {
-      for (let attempt = 0; attempt < 5; attempt += 1) {
-        const result = await api("GET", `${this.base}/transition?from=${version}`, { signal: this.controller.signal });
-        if (!result.ok) {
-          const error = new Error(result.problem.title);
-          error.problem = result.problem;
-          throw error;
-        }
-        let current = this.live;
-        if (!current || current.version !== result.json.to) {
-          const read = await api("GET", this.base, { signal: this.controller.signal });
-          if (!read.ok) continue;
-          this.apply(read.json);
-          current = read.json;
-          if (current.version !== result.json.to) continue; // changed again: ask for a new plan
-        }
-        const steps = result.json.transition || [];
-        const presents = steps.filter((s) => s.present).length;
-        const pathThen = (level, now) => {
-          const pushed = steps.filter((s) => s.push && s.level === level).length;
-          const popped = steps.filter((s) => s.pop && s.level === level).map((s) => s.pop).reverse();
-          const ids = now.slice(0, now.length - pushed).map((e) => e.id).concat(popped);
-          return Promise.all(ids.map((id) => this.entryAt(id, version)));
-        };
-        const stack = [];
-        for (const p of current.stack.slice(0, current.stack.length - presents)) {
-          const then = await this.presentationAt(p.id, version);
-          stack.push(isContainer(then) ? { ...then, path: await pathThen(p.id, pathOf(p)) } : then);
-        }
-        for (const id of steps.filter((s) => s.dismiss).map((s) => s.dismiss).reverse()) stack.push(await this.presentationAt(id, version));
-        return { ...emptySession(this.id), version, path: await pathThen("root", pathOf(current)), stack, top: stack[stack.length - 1] || null };
+      if (this.versions.has(version)) return this.versions.get(version);
+      const result = await api("GET", `${this.base}/versions/${version}`, { signal: this.controller.signal });
+      if (!result.ok) {
+        const error = new Error(result.problem.title);
+        error.problem = result.problem;
+        throw error;
       }
-      throw new Error("the session kept changing");
+      this.versions.set(version, result.json);
+      return result.json;
     }
 
-    /** The newest state the log gives an item up to `version`: `eventId` and `member` name it in events. */
-    loggedAt(version, eventId, member, id) {
-      let found = null;
-      let foundVersion = -1;
-      for (const change of this.log.values()) {
-        if (change.version > version || change.version < foundVersion) continue;
-        for (const event of change.events) {
-          if (event[eventId] === id && event[member]) {
-            found = event[member];
-            foundVersion = change.version;
-          }
-        }
-      }
-      return found;
-    }
-
-    /** A presentation as it was after `version`: from the log, else as the server has it now. */
-    async presentationAt(id, version) {
-      const found = this.loggedAt(version, "presentationId", "presentation", id);
-      if (found) return { ...found, state: "presented" };
-      const result = await api("GET", `${this.base}/presentations/${encodeURIComponent(id)}`, { signal: this.controller.signal });
-      if (result.ok) return result.json;
-      return { id, destination: "(unknown)", style: "sheet", key: id, locked: false, payload: {}, detents: [], path: [] };
-    }
-
-    /** A path entry as it was after `version`: from the log, else as the server has it now. */
-    async entryAt(id, version) {
-      const found = this.loggedAt(version, "entryId", "entry", id);
-      if (found) return found;
-      const result = await api("GET", `${this.base}/path/${encodeURIComponent(id)}`, { signal: this.controller.signal });
-      if (result.ok && result.json.entry) return result.json.entry;
-      return { id, destination: "(unknown)", key: id, payload: {}, pushedAt: null };
-    }
-
+    /** The whole session at an old `version`, from the server, read-only; a refusal goes to the problem area. */
     async showVersion(version) {
+      this.asked = version;
       try {
-        const session = this.states.get(version) || await this.sessionAt(version);
-        if (this.stopped) return;
+        const session = await this.sessionAt(version);
+        if (this.stopped || this.asked !== version) return; // another version was clicked meanwhile
+        this.asked = null;
+        if ($("#problem").dataset.context?.startsWith("Showing version")) problemArea.hide(); // a 410 of another click
         this.history = { version, session };
         clear(this.banner).append(
           el("span", { id: "history-label", text: `At version ${version}` }),
-          el("span", { class: "muted", text: " — read-only: the navigation as it was; the queue and the controls are live only." }),
+          el("span", { class: "muted", text: " — read-only: the session as it was (navigation and queue); the controls are live only." }),
           el("button", { id: "back-to-live", type: "button", text: "Back to live", onclick: () => this.backToLive() }));
         this.banner.hidden = false;
         this.banner.dataset.version = String(version);
         $("#session-view").dataset.showing = String(version);
         this.renderNavigation(session, { readonly: true });
+        this.renderQueue(session.queue || [], { readonly: true });
         this.renderTimeline();
       } catch (error) {
+        if (this.asked === version) this.asked = null;
         if (error.problem) {
           const gone = error.problem.status === 410;
           problemArea.show(gone
-            ? { ...error.problem, title: `Version ${version} is no longer in the event log`, detail: `${error.problem.detail || ""} The server keeps only the newest changes; the navigation at that version cannot be shown.`.trim() }
+            ? { ...error.problem, title: `Version ${version} is no longer in the event log`, detail: `${error.problem.detail || ""} The server keeps only the newest changes; the session at that version cannot be shown.`.trim() }
             : error.problem, `Showing version ${version}`);
         } else {
           handleFailure(error, `Showing version ${version}`);
@@ -2104,7 +2058,9 @@
       this.banner.hidden = true;
       delete this.banner.dataset.version;
       delete $("#session-view").dataset.showing;
-      this.renderNavigation(this.live || emptySession(this.id), { readonly: false });
+      const live = this.live || emptySession(this.id);
+      this.renderNavigation(live, { readonly: false });
+      this.renderQueue(live.queue);
       this.renderTimeline();
     }
   }

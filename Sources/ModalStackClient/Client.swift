@@ -109,6 +109,13 @@ public final class ModalStack: Sendable {
         try await send(Call(.get, sessionPath(sessionID), sessionID: sessionID)).decode()
     }
 
+    /// The session as it was at `version`, while the server's event log holds it; an older one
+    /// throws ``ModalStackError/versionGone(_:)``, a later one
+    /// ``ModalStackError/versionNotFound(currentVersion:_:)``.
+    public func session(_ sessionID: String, at version: Int64) async throws -> Session {
+        try await send(Call(.get, sessionPath(sessionID) + "/versions/\(version)", sessionID: sessionID)).decode()
+    }
+
     /// The session once its version is no longer `version`, waiting at most `seconds` (capped by
     /// the server's `--max-wait`); `nil` when the wait ended first. A long poll.
     public func waitForChange(of sessionID: String, from version: Int64, seconds: Int) async throws -> Session? {

@@ -960,6 +960,25 @@ extension ClientOperationTests {
             #expect(problem.status == 410)
             #expect(try await client.transition(in: id, from: 2).transition == [.present(sheets[2].id)])
         }
+
+        @Test("session(_:at:) is each version the log holds, versionGone before, versionNotFound after")
+        func versions() async throws {
+            let client = try makeClient(.none)
+            let id = uniqueSessionID("versions")
+            var seen: [Int64: Session] = [:]
+            for destination in ["a", "b", "c"] {
+                _ = try await client.presentOnTop(destination, in: id)
+                let session = try await client.session(id)
+                seen[session.version] = session
+            }
+            #expect(try await client.session(id, at: 3) == seen[3])
+            #expect(try await client.session(id, at: 2) == seen[2])
+            let gone = try await refusal { try await client.session(id, at: 1) }
+            guard case .versionGone = gone else { throw Unexpected(description: "\(gone)") }
+            let later = try await refusal { try await client.session(id, at: 4) }
+            guard case .versionNotFound(let current, _) = later else { throw Unexpected(description: "\(later)") }
+            #expect(current == 3)
+        }
     }
 
     @Suite("Without token secrets", .server(["--api-key", apiKey, "--log-level", "off"]))

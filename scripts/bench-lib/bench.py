@@ -3,6 +3,7 @@
 
   scripts/bench [--quick | --full | --callgrind | --perf] [--markdown FILE] [--duration S] [--repeats N]
                 [--connections 16,64,256] [--sessions N] [--nice N] [--tmpdir DIR] [--no-postgres]
+                [--callgrind-out DIR]
 
 Run through scripts/bench, which installs what is missing, builds the release binary and passes
 --binary. A measurement, not a test: it prints ratios against the targets and asserts nothing.
@@ -86,9 +87,11 @@ Method
   valgrind's callgrind (all its threads, libmicrohttpd and SQLite included, the kernel not) over
   8 s of wrk at 16 connections on 256 sessions, after a 5 s warm-up (writes: after 8,192 changes
   and over at least 16,384, as rows are written back from the change records in a wave every 4,096
-  changes): reads (session cache hits) and present+dismiss pairs, each split by layer (HTTP, endpoint, rules, rendering, commit, and
-  libmicrohttpd's memset; see LAYERS) and with the Swift functions that take most (inclusive). The
-  hypervisor's steal changes requests/s from run to run; it does not change these counts.
+  changes): reads (session cache hits), GET /livez and present+dismiss pairs, each split by layer
+  (HTTP, endpoint, rules, rendering, commit, and libmicrohttpd's memset; see LAYERS) and with the
+  Swift functions that take most (inclusive); --callgrind-out DIR keeps the dumps for
+  callgrind_annotate. The hypervisor's steal changes requests/s from run to run; it does not
+  change these counts.
 * --perf, instead of all the above: where ModalStack's CPU goes, the kernel included, which
   callgrind does not see. perf samples the server's core (999 Hz, with call chains; per core, as
   following each thread would cost at every switch) during 5 s of wrk at 64 connections on 1,024
@@ -1083,6 +1086,9 @@ def instructions_per_request(bench, database, mode, sessions):
     finally:
         server.stop()
     dump = out_path + ".1"
+    if bench.callgrind_out:
+        os.makedirs(bench.callgrind_out, exist_ok=True)
+        shutil.copyfile(dump, os.path.join(bench.callgrind_out, f"callgrind-{mode}.out"))
     with open(dump, errors="replace") as dump_file:
         total = next(int(line.split()[1]) for line in dump_file if line.startswith(("totals:", "summary:")))
     # Inclusive counts by function; libmicrohttpd zeroes each connection's 32 KiB pool per request
@@ -1137,19 +1143,19 @@ def layer_split(total, memset, functions):
             ("rendering", counts["rendering"]), ("commit", counts["commit"]), ("libc memset", memset)]
 
 
-def scenario_databases(bench, name, sessions):
-    """Yields ("read", path) and ("write", path): each a fresh copy of one database of `sessions`."""
+def scenario_databases(bench, name, sessions, modes=("read", "write")):
+    """Yields (mode, path) for each of `modes`: each a fresh copy of one database of `sessions`."""
     database = os.path.join(bench.tmp, f"{name}.sqlite")
     make_database(bench, database, sessions)
-    for mode in ("read", "write"):
+    for mode in modes:
         copy = os.path.join(bench.tmp, f"{name}-{mode}.sqlite")
         shutil.copyfile(database, copy)
         yield mode, copy
 
 
 def instruction_table(bench):
-    labels = {"read": "GET session (session cache hit)", "write": "present + dismiss"}
-    for mode, copy in scenario_databases(bench, "callgrind", CALLGRIND_SESSIONS):
+    labels = {"read": "GET session (session cache hit)", "health": "GET /livez", "write": "present + dismiss"}
+    for mode, copy in scenario_databases(bench, "callgrind", CALLGRIND_SESSIONS, tuple(labels)):
         label = labels[mode]
         total, memset, busiest = instructions_per_request(bench, copy, mode, CALLGRIND_SESSIONS)
         print(f"\n{label}: {total:,} instructions per request, {total - memset:,} besides libc memset ({memset:,})")
@@ -1268,6 +1274,8 @@ def main():
     parser.add_argument("--tmpdir", help="where the databases and AOF files go (default: $TMPDIR or /tmp)")
     parser.add_argument("--no-postgres", action="store_true",
                         help="leave out the PostgreSQL rows (the naive bound over libpq, ModalStack on PostgreSQL)")
+    parser.add_argument("--callgrind-out", metavar="DIR",
+                        help="with --callgrind, keep callgrind's dumps in DIR (callgrind-MODE.out) for callgrind_annotate")
     arguments = parser.parse_args()
 
     bench_started = time.monotonic()
@@ -1279,6 +1287,7 @@ def main():
     bench = Bench()
     bench.binary = os.path.abspath(arguments.binary)
     bench.quick = arguments.quick
+    bench.callgrind_out = arguments.callgrind_out and os.path.abspath(arguments.callgrind_out)
     bench.duration = arguments.duration or (3 if arguments.quick else 5)
     bench.duration = int(bench.duration) if float(bench.duration).is_integer() else bench.duration
     bench.repeats = arguments.repeats or (1 if arguments.quick else 3)
@@ -1320,15 +1329,13 @@ def main():
         log(f"temporary files in {bench.tmp} on {filesystem}")
 
         # A copy: a build running meanwhile (others share the scratch path) cannot swap it mid-run.
-        if arguments.callgrind:
-            # Without its DWARF: Debian 12's valgrind (3.19) gives up on the forms this toolchain
-            # writes ("Possibly corrupted debuginfo file"). The symbol table still names every
-            # function, which is all the layer split reads.
-            subprocess.run(["objcopy", "--strip-debug", arguments.binary, os.path.join(bench.tmp, "modalstack")],
-                           check=True)
-        else:
-            shutil.copy2(arguments.binary, os.path.join(bench.tmp, "modalstack"))
         bench.binary = os.path.join(bench.tmp, "modalstack")
+        if arguments.callgrind:
+            # Without its DWARF: valgrind 3.19 gives up on the toolchain's DWARF 5 ("possibly
+            # corrupted debuginfo file"); the symbol table, which names the functions, stays.
+            subprocess.run(["strip", "--strip-debug", "-o", bench.binary, arguments.binary], check=True)
+        else:
+            shutil.copy2(arguments.binary, bench.binary)
         bench.ceiling = os.path.join(bench.tmp, "ceiling")
         flags = subprocess.run(["pkg-config", "--cflags", "--libs", "libmicrohttpd"], capture_output=True, text=True,
                                check=True).stdout.split()

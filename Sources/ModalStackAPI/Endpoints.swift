@@ -20,7 +20,7 @@ struct Endpoints: Sendable {
     let maxTokenLifetimeSeconds: Int64
 
     func register(on router: inout Router) {
-        route(&router, "GET", "/livez", .operations) { _ in Responses.json(200, ["status": "alive"]) }
+        route(&router, "GET", "/livez", .operations) { _ in Self.alive }
         route(&router, "GET", "/readyz", .operations, readyz)
         route(&router, "GET", "/metrics", .operations, metricsText)
         route(&router, "GET", "/openapi.yaml", .open) { _ in
@@ -103,6 +103,9 @@ struct Endpoints: Sendable {
     }
 
     // MARK: Health
+
+    /// `/livez`'s answer, the same for every request: rendered once.
+    private static let alive = Responses.json(200, ["status": "alive"])
 
     private func readyz(_ request: HTTPRequest) throws -> HTTPResponse {
         if let reason = readiness.notReadyReason {

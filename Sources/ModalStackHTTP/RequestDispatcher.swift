@@ -77,15 +77,15 @@ final class RequestDispatcher: Sendable {
         let query = rawQuery.map {
             (name: PercentEncoding.decodeLeniently($0.name[...]), value: PercentEncoding.decodeLeniently($0.value[...]))
         }
-        var request = HTTPRequest(
+        // Built in place: the context holds the request from here on.
+        context.request = HTTPRequest(
             method: String(cString: method),
             path: path,
             query: query,
             headers: headers,
             requestID: configuration.requestIDHeader.map { RequestID.resolve(incoming: headers[$0]) }
         )
-        request.peerAddress = modalstack_mhd_client_address(connection).flatMap(RemoteAddress.init)
-        context.request = request
+        context.request?.peerAddress = modalstack_mhd_client_address(connection).flatMap(RemoteAddress.init)
         if Self.requestLineHoldsNUL(
             method: method, target: url, version: version, targetLengthBeforeNUL: context.targetLengthBeforeNUL)
         {
@@ -203,8 +203,9 @@ final class RequestDispatcher: Sendable {
 
     /// Hands the completed request to ``HTTPServer/Configuration/onRequestCompleted``, if it got a response.
     private func report(_ context: RequestContext, endedNormally: Bool) {
+        // The last use of the request: taken, not copied.
         guard let onRequestCompleted = configuration.onRequestCompleted, let queued = context.queued,
-            let request = context.request
+            let request = context.request.take()
         else { return }
         let bodyBytes =
             switch queued.body {

@@ -372,14 +372,14 @@ final class RequestDispatcher: Sendable {
     ) -> MHD_Result {
         defer { MHD_destroy_response(created) }
         let requestID = configuration.requestIDHeader.flatMap { name in context.request?.requestID.map { (name, $0) } }
-        for (name, value) in head.headers where Self.isValidHeader(name: name, value: value) {
+        for (name, value) in head.headers {
             // The server's request id replaces one the application set.
             if let (idName, _) = requestID, HTTPHeaders.namesMatch(name, idName) { continue }
             // Refused for headers libmicrohttpd manages itself (Content-Length): it sets those.
-            Self.add(name, value, to: created)
+            Self.addIfValid(name, value, to: created)
         }
-        if let (name, value) = requestID, Self.isValidHeader(name: name, value: value) {
-            Self.add(name, value, to: created)
+        if let (name, value) = requestID {
+            Self.addIfValid(name, value, to: created)
         }
         let status = (200...599).contains(head.status) ? UInt32(head.status) : 500
         let result = MHD_queue_response(context.connection.pointer, status, created)
@@ -430,20 +430,28 @@ final class RequestDispatcher: Sendable {
 
     // MARK: libmicrohttpd values
 
-    /// Rejects names and values that would break the response framing (header injection). Reads
-    /// the bytes in place: this runs for every header of every response.
-    private static func isValidHeader(name: String, value: String) -> Bool {
-        var name = name
-        var value = value
-        return !name.isEmpty
-            && name.withUTF8 { $0.allSatisfy { $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: ":") } }
-            && value.withUTF8 { !$0.contains { $0 == 0x0D || $0 == 0x0A || $0 == 0 } }
+    /// Adds the header to `response` unless its name or value would break the response framing
+    /// (header injection). Checks the bytes `withCString` lends, which for a native string are its
+    /// own (passing a `String` as a `const char *` argument copies it into a new array first): this
+    /// runs for every header of every response.
+    private static func addIfValid(_ name: String, _ value: String, to response: OpaquePointer) {
+        let nameCount = name.utf8.count
+        let valueCount = value.utf8.count
+        _ = name.withCString { name in
+            value.withCString { value in
+                guard
+                    isValidHeader(
+                        name: UnsafeRawBufferPointer(start: name, count: nameCount),
+                        value: UnsafeRawBufferPointer(start: value, count: valueCount))
+                else { return MHD_Result.NO }
+                return MHD_add_response_header(response, name, value)
+            }
+        }
     }
 
-    /// Through `withCString`, which lends a native string's own bytes; passing a `String` as a
-    /// `const char *` argument copies it into a new array first.
-    private static func add(_ name: String, _ value: String, to response: OpaquePointer) {
-        _ = name.withCString { name in value.withCString { value in MHD_add_response_header(response, name, value) } }
+    private static func isValidHeader(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) -> Bool {
+        !name.isEmpty && name.allSatisfy { $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: ":") }
+            && !value.contains { $0 == 0x0D || $0 == 0x0A || $0 == 0 }
     }
 
     private static func values(of connection: OpaquePointer, kind: MHD_ValueKind) -> [(name: String, value: String)] {

@@ -18,8 +18,9 @@ public final class ModalStackApplication: Sendable {
     private let metrics: Metrics
     let accessLog: AccessLog
     private let time: any TimeSource
-    /// The methods some route answers: the others share one metrics label.
-    private let methods: Set<String>
+    /// The methods some route answers: the others share one metrics label. A handful, compared
+    /// rather than hashed for every request.
+    private let methods: [String]
 
     /// Reads the files the configuration names, then opens the store with `openStore` (so a bad
     /// file leaves no database behind; the engine and its options are the caller's). The application closes the store in ``stop()``.
@@ -75,7 +76,7 @@ public final class ModalStackApplication: Sendable {
             })
         endpoints.register(on: &router)
         if configuration.inspector { Inspector.register(on: &router) }
-        self.methods = router.methods.union(["OPTIONS"])
+        self.methods = router.methods.union(["OPTIONS"]).sorted()
         self.responder = CrossOrigin.Responder(policy: crossOrigin, next: router)
         self.accessLog = AccessLog(format: configuration.logFormat, minimumLevel: configuration.logLevel)
         self.metrics = metrics

@@ -465,6 +465,10 @@ def make_database(bench, path, sessions):
         target.executemany(insert, (
             tuple(substitute(value, session_id, f"bp{session_id[6:]:0>22}") for value in row)
             for session_id in ids for row in rows))
+    if "log_state" in tables:
+        # Every clone's row holds its cloned changes, as a server that closed cleanly leaves the
+        # file: nothing for recovery to replay at start-up.
+        target.execute("UPDATE log_state SET written_through = (SELECT coalesce(max(rowid), 0) FROM changes)")
     target.execute("COMMIT")
     target.execute("PRAGMA journal_mode=WAL")
     target.close()

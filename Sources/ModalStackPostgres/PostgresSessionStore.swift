@@ -1,3 +1,4 @@
+import CLibPQ
 import ModalStackCore
 import ModalStackStore
 import Timekeeping
@@ -490,15 +491,35 @@ public final class PostgresSessionStore: SessionStore {
         }
     }
 
-    /// The connection string without its password, for messages.
+    /// The connection string as libpq reads it, without the options libpq marks secret (the
+    /// password, a key's passphrase), for messages. Parsed by libpq, so a password in any form it
+    /// accepts (`user:pw@`, `?password=`, `password = 'p w'`) is left out; a string libpq cannot
+    /// read is not shown at all.
     public static func withoutPassword(_ connectionString: String) -> String {
-        for scheme in ["postgresql://", "postgres://"] where connectionString.hasPrefix(scheme) {
-            // postgresql://user:secret@host/db → postgresql://user@host/db
-            let rest = connectionString.dropFirst(scheme.count)
-            guard let at = rest.lastIndex(of: "@") else { return connectionString }
-            let user = rest[..<at].split(separator: ":", maxSplits: 1).first.map(String.init) ?? ""
-            return scheme + user + String(rest[at...])
+        guard let options = PQconninfoParse(connectionString, nil) else {
+            return "(a connection string libpq cannot read)"
         }
-        return connectionString.split(separator: " ").filter { !$0.hasPrefix("password=") }.joined(separator: " ")
+        defer { PQconninfoFree(options) }
+        var shown: [String] = []
+        var option = options
+        while let keyword = option.pointee.keyword {
+            if let value = option.pointee.val, String(cString: option.pointee.dispchar) != "*" {
+                shown.append("\(String(cString: keyword))=\(quoted(String(cString: value)))")
+            }
+            option += 1
+        }
+        return shown.joined(separator: " ")
+    }
+
+    /// A value as a libpq keyword/value string writes it: in single quotes, each quote and
+    /// backslash escaped with a backslash, when it is empty or holds a space, a quote or a backslash.
+    private static func quoted(_ value: String) -> String {
+        guard value.isEmpty || value.contains(where: { $0 == " " || $0 == "'" || $0 == "\\" }) else { return value }
+        var quoted = "'"
+        for character in value {
+            if character == "'" || character == "\\" { quoted.append("\\") }
+            quoted.append(character)
+        }
+        return quoted + "'"
     }
 }

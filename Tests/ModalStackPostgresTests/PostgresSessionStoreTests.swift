@@ -70,9 +70,24 @@ struct PostgresSessionStoreTests {
         }
         #expect(error?.kind == .unavailable)
         #expect(error?.message.contains("secret") == false)
+    }
+
+    @Test("a connection string is shown as libpq reads it, without a password in any form it accepts")
+    func connectionStringShown() {
+        #expect(PostgresSessionStore.withoutPassword("postgresql://u:pw@h:5/d") == "user=u dbname=d host=h port=5")
+        #expect(PostgresSessionStore.withoutPassword("host=h password=pw dbname=d") == "dbname=d host=h")
         #expect(
-            PostgresSessionStore.withoutPassword("postgresql://u:pw@h:5/d") == "postgresql://u@h:5/d")
-        #expect(PostgresSessionStore.withoutPassword("host=h password=pw dbname=d") == "host=h dbname=d")
+            PostgresSessionStore.withoutPassword("postgresql://h/d?user=u&password=pw&sslpassword=key")
+                == "user=u dbname=d host=h")
+        #expect(
+            PostgresSessionStore.withoutPassword("host='a b' password = 'p w' dbname='it\\'s'")
+                == "dbname='it\\'s' host='a b'")
+        #expect(
+            PostgresSessionStore.withoutPassword("host=a,b target_session_attrs=read-write")
+                == "host=a,b target_session_attrs=read-write")
+        #expect(
+            PostgresSessionStore.withoutPassword("host=h password='unterminated")
+                == "(a connection string libpq cannot read)")
     }
 
     @Test("the server stopped: calls fail as unavailable; started again: the same store goes on")

@@ -1,8 +1,9 @@
 import Glibc
 import ModalStackCore
 
-/// One structured line per answered request on standard output (through a ``LogBuffer``): JSON
-/// by default, or logfmt. Nothing secret is written: no headers, no bodies, no query strings.
+/// One structured line per answered request on standard output (through a ``LogBuffer``), and a
+/// line for what the server reports of itself: JSON by default, or logfmt. Nothing secret is
+/// written: no headers, no bodies, no query strings.
 public struct AccessLog: Sendable {
     public enum Format: String, Sendable, CaseIterable {
         case json
@@ -46,6 +47,29 @@ public struct AccessLog: Sendable {
         let level: Level = entry.status >= 500 ? .error : .info
         guard level >= minimumLevel, minimumLevel != .off else { return }
         var line = format == .json ? json(entry, level: level) : Array(logfmt(entry, level: level).utf8)
+        line.append(UInt8(ascii: "\n"))
+        output.append(line)
+    }
+
+    /// A line about the server rather than a request (`msg` says what), with its fields as strings.
+    func write(_ level: Level, _ message: String, _ fields: KeyValuePairs<StaticString, String>, at time: Timestamp) {
+        guard level >= minimumLevel, minimumLevel != .off else { return }
+        var line: [UInt8]
+        switch format {
+        case .json:
+            var writer = JSONWriter(capacity: 256)
+            writer.object { line in
+                line.write("time", time)
+                line.write("level", string: level.rawValue)
+                line.write("msg", string: message)
+                for (name, value) in fields { line.write(name, string: value) }
+            }
+            line = writer.bytes
+        case .logfmt:
+            let pairs =
+                [("time", time.rfc3339), ("level", level.rawValue), ("msg", message)] + fields.map { ("\($0)", $1) }
+            line = Array(pairs.map { "\($0)=\(Self.quoted($1))" }.joined(separator: " ").utf8)
+        }
         line.append(UInt8(ascii: "\n"))
         output.append(line)
     }

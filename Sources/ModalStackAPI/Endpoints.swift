@@ -4,6 +4,7 @@ import ModalStackService
 import ModalStackStore
 import ModalStackTokens
 import Synchronization
+import Timekeeping
 
 /// The REST endpoints: each maps an HTTP request to a service call and the result back to HTTP.
 struct Endpoints: Sendable {
@@ -12,6 +13,9 @@ struct Endpoints: Sendable {
     let readiness: Readiness
     let watch: SessionWatch
     let metrics: Metrics
+    /// Where a failed readiness check logs what the store said, which `/readyz` does not show.
+    let log: AccessLog
+    let time: any TimeSource
 
     let access: AccessControl
     /// Mints client tokens; nil without `--token-secret`.
@@ -114,13 +118,17 @@ struct Endpoints: Sendable {
         do {
             try service.checkHealth()
         } catch {
-            return Responses.json(503, ["status": "not ready", "reason": .string("database: \(error)")])
+            // Whoever may probe readiness learns which dependency failed and how, never where it
+            // is: the store's message names the database's host, port and name, so only the log has it.
+            let reason = "database: \(error.kind.rawValue)"
+            log.write(.warn, "not ready", ["reason": reason, "error": error.message], at: time.now())
+            return Responses.json(503, ["status": "not ready", "reason": .string(reason)])
         }
         return Responses.json(200, ["status": "ready"])
     }
 
     private func metricsText(_ request: HTTPRequest) throws -> HTTPResponse {
-        let sessions = (try? service.sessionCount()).map(Double.init) ?? .nan
+        let sessions = (try? service.estimatedSessionCount()).map(Double.init) ?? .nan
         let text = metrics.render(gauges: [
             ("modalstack_sessions", "Sessions stored.", sessions),
             (

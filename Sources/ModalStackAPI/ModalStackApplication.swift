@@ -57,9 +57,10 @@ public final class ModalStackApplication: Sendable {
         let access = AccessControl(
             keys: apiKeys, verifier: verifier, leewaySeconds: Int64(configuration.tokenLeewaySeconds),
             protectsOperations: configuration.authenticateOperations, metrics: metrics)
+        let accessLog = AccessLog(format: configuration.logFormat, minimumLevel: configuration.logLevel)
         let endpoints = Endpoints(
             service: service, changes: HTTPChanges(service: service, requiresIfMatch: configuration.requireIfMatch),
-            readiness: readiness, watch: watch, metrics: metrics, access: access,
+            readiness: readiness, watch: watch, metrics: metrics, log: accessLog, time: time, access: access,
             minter: tokenKeys.flatMap { TokenMinter(keys: $0, audience: configuration.tokenAudience, time: time) },
             maxTokenLifetimeSeconds: maxTokenLifetime)
         let crossOrigin = CrossOrigin(
@@ -78,7 +79,7 @@ public final class ModalStackApplication: Sendable {
         if configuration.inspector { Inspector.register(on: &router) }
         self.methods = router.methods.union(["OPTIONS"]).sorted()
         self.responder = CrossOrigin.Responder(policy: crossOrigin, next: router)
-        self.accessLog = AccessLog(format: configuration.logFormat, minimumLevel: configuration.logLevel)
+        self.accessLog = accessLog
         self.metrics = metrics
         self.service = service
         self.readiness = readiness

@@ -111,6 +111,12 @@ public final class SessionService: Sendable {
         try store.sessionCount()
     }
 
+    /// About how many sessions are stored, for the `sessions` gauge (see
+    /// ``SessionStore/estimatedSessionCount()``).
+    public func estimatedSessionCount() throws(StoreError) -> Int {
+        try store.estimatedSessionCount()
+    }
+
     /// Throws unless the store can be read and written. After a failed commit the service stays
     /// unready until a commit gets through: a full disk or a read-only file shows only in writes.
     /// A shared store's failure clears as soon as it answers its health check, which asks the

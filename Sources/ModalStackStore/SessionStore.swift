@@ -34,6 +34,10 @@ public protocol SessionStore: Sendable {
     /// How many sessions are stored (expired ones not yet swept included).
     func sessionCount() throws(StoreError) -> Int
 
+    /// About how many sessions are stored, for a gauge read at every scrape: an engine whose count
+    /// reads every row answers from its statistics instead, which trail the truth by a moment.
+    func estimatedSessionCount() throws(StoreError) -> Int
+
     /// Up to `limit` sessions whose time to live ran out by `now`, for the expiry sweep.
     func expiredSessionIDs(at now: Timestamp, limit: Int) throws(StoreError) -> [String]
 
@@ -66,6 +70,12 @@ public protocol SessionStore: Sendable {
 
     /// Finishes the store's own work (a checkpoint, say) and closes it; calls after this fail.
     func close()
+}
+
+extension SessionStore {
+    /// By default the exact count: for an embedded engine, counting is a walk of its smallest
+    /// index in the process, with no round trip.
+    public func estimatedSessionCount() throws(StoreError) -> Int { try sessionCount() }
 }
 
 /// Where a page of ``SessionStore/recentSessions(after:limit:at:)`` ended: its last session's change time and id.

@@ -1,6 +1,6 @@
 /// Why the store could not do what was asked, by what a client can do about it.
 public struct StoreError: Error, Sendable, CustomStringConvertible {
-    public enum Kind: Sendable, Hashable {
+    public enum Kind: String, Sendable, Hashable {
         /// No space left for the database to grow: writes fail, reads still work.
         case full
         /// The database is busy, locked, read-only or its file vanished: try again later.

@@ -36,6 +36,8 @@ extension ForwardingSessionStore {
 
     public func sessionCount() throws(StoreError) -> Int { try base.sessionCount() }
 
+    public func estimatedSessionCount() throws(StoreError) -> Int { try base.estimatedSessionCount() }
+
     public func expiredSessionIDs(at now: Timestamp, limit: Int) throws(StoreError) -> [String] {
         try base.expiredSessionIDs(at: now, limit: limit)
     }

@@ -193,7 +193,7 @@ struct StorageAvailabilityTests {
         "a vanished database directory: writes answer 503 instead of going into the deleted file, reads go on, readiness says why, a restart recovers"
     )
     func vanishedDirectory() throws {
-        let server = try ServerProcess()
+        let server = try ServerProcess(capturingOutput: true)
         let pid = try #require(server.processID)
         let client = server.client()
         let id = uniqueSessionID("gone")
@@ -218,7 +218,12 @@ struct StorageAvailabilityTests {
             expectStorageProblem(response, name)
         }
         #expect(read.status == 200, "reads keep answering from what the server holds")
-        #expect(ready.status == 503 && String(decoding: ready.raw, as: UTF8.self).contains("deleted or moved"))
+        // /readyz says which dependency failed; the log says why, and where.
+        #expect(ready.status == 503 && ready.json["reason"] == "database: unavailable")
+        #expect(
+            try waitUntil(pollingEvery: .milliseconds(20)) {
+                server.outputLines().contains { $0.contains(#""msg":"not ready""#) && $0.contains("deleted or moved") }
+            }, "no log line with the store's message")
         #expect(isProcessAlive(pid))
         #expect(try server.client().call("GET", "/livez").status == 200)
         print(

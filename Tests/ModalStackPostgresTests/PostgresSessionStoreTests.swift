@@ -90,6 +90,24 @@ struct PostgresSessionStoreTests {
                 == "(a connection string libpq cannot read)")
     }
 
+    @Test("the sessions gauge reads PostgreSQL's statistics, which come to the count of live rows")
+    func estimatedSessionCount() throws {
+        let store = try PostgresSessionStore(connectionString: try newDatabase(), poolSize: 1)
+        defer { store.close() }
+        try store.commit((0..<5).map { StoreFixtures.save(StoreFixtures.session("s\($0)")) })
+        // A connection reports its inserts and deletes up to 10 s after it commits them.
+        #expect(
+            try waitUntil(timeout: .seconds(20), pollingEvery: .milliseconds(50)) {
+                try store.estimatedSessionCount() == 5
+            })
+        try store.commit([.delete(sessionID: "s0"), .delete(sessionID: "s1")])
+        #expect(
+            try waitUntil(timeout: .seconds(20), pollingEvery: .milliseconds(50)) {
+                try store.estimatedSessionCount() == 3
+            })
+        #expect(try store.sessionCount() == 3)
+    }
+
     @Test("the server stopped: calls fail as unavailable; started again: the same store goes on")
     func serverRestart() throws {
         let server = try PostgresServer()

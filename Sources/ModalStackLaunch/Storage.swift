@@ -33,6 +33,7 @@ public enum Storage {
         if let url = options.postgres.url {
             return try PostgresSessionStore(
                 connectionString: url, poolSize: options.postgres.poolSize, durability: options.store.durability,
+                pooler: options.postgres.pooler, listenConnectionString: options.postgres.listenURL,
                 retention: options.store.retention, time: time)
         }
         try createParentDirectory(of: options.sqlite.path)

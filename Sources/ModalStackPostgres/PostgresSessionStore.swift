@@ -10,7 +10,8 @@ import Timekeeping
 public final class PostgresSessionStore: SessionStore {
     /// Where the store connects, with any password left out: for messages.
     public let displayName: String
-    private let connectionString: String
+    /// Where LISTEN connects: PostgreSQL itself, never through a pooler.
+    private let listenConnectionString: String
     private let retention: RetentionPolicy
     private let time: any TimeSource
     private let readers: PostgresPool
@@ -27,18 +28,26 @@ public final class PostgresSessionStore: SessionStore {
     ///     (`synchronous_commit = on`); `.normal` does not (`off`): a crash of ModalStack loses
     ///     nothing, but a crash of the database server or its machine may lose the last commits
     ///     (at most about three times `wal_writer_delay`), never leaving the database inconsistent.
+    ///   - pooler: what stands between the store and PostgreSQL on `connectionString`; through a
+    ///     transaction pooler, statements are sent unnamed.
+    ///   - listenConnectionString: where LISTEN connects (`connectionString` when nil): PostgreSQL
+    ///     itself, as a transaction pooler cannot keep a LISTEN.
     public init(
         connectionString: String, poolSize: Int = 4, durability: Durability = .normal,
+        pooler: PostgresOptions.Pooler = .none, listenConnectionString: String? = nil,
         retention: RetentionPolicy = .standard, time: any TimeSource = SystemTime()
     ) throws(StoreError) {
         displayName = Self.withoutPassword(connectionString)
-        self.connectionString = connectionString
+        self.listenConnectionString = listenConnectionString ?? connectionString
         self.retention = retention
         self.time = time
-        readers = PostgresPool(connectionString: connectionString, size: poolSize)
+        let prepares = pooler == .none
+        readers = PostgresPool(connectionString: connectionString, size: poolSize, preparesStatements: prepares)
+        // Every write is in a transaction, so the setting travels with each BEGIN rather than
+        // living in a session a pooler may hand to another client.
         writers = PostgresPool(
-            connectionString: connectionString, size: 1,
-            setup: "SET synchronous_commit = \(durability == .full ? "on" : "off")")
+            connectionString: connectionString, size: 1, preparesStatements: prepares,
+            transactionSetup: "SET LOCAL synchronous_commit = \(durability == .full ? "on" : "off")")
         let name = displayName
         let refusal: String?
         do {
@@ -217,7 +226,7 @@ public final class PostgresSessionStore: SessionStore {
     }
 
     public func observeOtherWriters(_ handler: @escaping @Sendable (String?) -> Void) {
-        changeNotifications.listen(connectionString: connectionString, handler)
+        changeNotifications.listen(connectionString: listenConnectionString, handler)
     }
 
     public func checkHealth() throws(StoreError) {
@@ -229,10 +238,16 @@ public final class PostgresSessionStore: SessionStore {
         }
     }
 
-    /// A setting of the server as the store's commits see it (`SHOW name`), for tests.
+    /// A setting of the server as the store's commits see it, inside a transaction of the
+    /// connection that commits, for tests.
     func setting(_ name: String) throws(StoreError) -> String? {
         try writer { connection throws(PostgresError) in
-            try connection.execute("SELECT current_setting($1)", [name]).scalar
+            var value: String?
+            try connection.transaction { () throws(PostgresError) in
+                value = try connection.execute("SELECT current_setting($1)", [name]).scalar
+                return .rollBack
+            }
+            return value
         }
     }
 
@@ -435,23 +450,45 @@ public final class PostgresSessionStore: SessionStore {
             ttl: ttl)
     }
 
-    /// Creates or brings the schema to `PostgresSchema.currentVersion`, each step in its own
-    /// transaction, holding the advisory lock so that only one instance migrates at a time.
+    /// Creates or brings the schema to `PostgresSchema.currentVersion`, one step per transaction.
     /// Returns why the database is refused, without having written to it, or nil when it is ready.
     private static func migrate(_ connection: PostgresConnection) throws(PostgresError) -> String? {
-        try connection.execute("SELECT pg_advisory_lock($1)", [String(PostgresSchema.migrationLockKey)])
-        defer {
-            _ = try? connection.execute("SELECT pg_advisory_unlock($1)", [String(PostgresSchema.migrationLockKey)])
+        while true {
+            var step = MigrationStep.upToDate
+            try connection.transaction { () throws(PostgresError) in
+                step = try migrateOneStep(connection)
+                return step == .applied ? .commit : .rollBack
+            }
+            switch step {
+            case .applied: continue
+            case .upToDate: return nil
+            case .refused(let reason): return reason
+            }
         }
+    }
+
+    private enum MigrationStep: Equatable {
+        case applied
+        case upToDate
+        case refused(String)
+    }
+
+    /// Applies the next migration, if any, under the advisory lock that instances starting
+    /// together take in turn. The lock is the transaction's: a session's lock, through a
+    /// transaction pooler, could be left held on a server session another client then uses.
+    private static func migrateOneStep(_ connection: PostgresConnection) throws(PostgresError) -> MigrationStep {
+        try connection.execute("SELECT pg_advisory_xact_lock($1)", [String(PostgresSchema.migrationLockKey)])
         let table = PostgresSchema.versionTable
         let marked = try connection.execute("SELECT to_regclass($1) IS NOT NULL", [table]).scalar == "t"
         var version = 0
         if marked {
             version = Int(try connection.execute("SELECT coalesce(max(version), 0) FROM \(table)").scalar ?? "0") ?? 0
             guard version <= PostgresSchema.currentVersion else {
-                return
+                return .refused(
                     "the database has ModalStack schema version \(version), newer than this build's \(PostgresSchema.currentVersion)"
+                )
             }
+            if version == PostgresSchema.currentVersion { return .upToDate }
         } else {
             // Only an empty schema becomes ModalStack's: never write into another application's tables.
             let others = try connection.execute(
@@ -461,8 +498,9 @@ public final class PostgresSessionStore: SessionStore {
                 """
             ).scalar
             if let others {
-                return
+                return .refused(
                     "the database's schema holds tables of another application (\(others)) and no \(table); refusing to use it"
+                )
             }
             try connection.execute(
                 """
@@ -472,14 +510,9 @@ public final class PostgresSessionStore: SessionStore {
                 )
                 """)
         }
-        for step in version..<PostgresSchema.currentVersion {
-            try connection.transaction { () throws(PostgresError) in
-                try connection.execute(PostgresSchema.migrations[step])
-                try connection.execute("INSERT INTO \(table) (version) VALUES ($1)", [String(step + 1)])
-                return .commit
-            }
-        }
-        return nil
+        try connection.execute(PostgresSchema.migrations[version])
+        try connection.execute("INSERT INTO \(table) (version) VALUES ($1)", [String(version + 1)])
+        return .applied
     }
 
     /// Sorts a failure by what a client can do about it.

@@ -137,6 +137,7 @@ public final class PostgresServer: @unchecked Sendable {
             return stopped
         }
         guard !wasStopped else { return }
+        stopPgBouncer()
         try? stopServer()
         if let watchdog {
             kill(watchdog, SIGKILL)
@@ -179,9 +180,73 @@ public final class PostgresServer: @unchecked Sendable {
         "host=\(socketDirectory) port=\(port) user=postgres dbname=\(database)"
     }
 
-    /// A `postgresql://` URL for `database` over TCP on 127.0.0.1.
-    public func url(database: String) -> String {
-        "postgresql://postgres@127.0.0.1:\(port)/\(database)"
+    /// A `postgresql://` URL for `database` over TCP on 127.0.0.1: on the server's port, or
+    /// another (a PgBouncer's).
+    public func url(database: String, port: UInt16? = nil) -> String {
+        "postgresql://postgres@127.0.0.1:\(port ?? self.port)/\(database)"
+    }
+
+    // MARK: PgBouncer
+
+    /// Where Debian's `pgbouncer` package puts the pooler.
+    public static let pgBouncerPath = "/usr/sbin/pgbouncer"
+
+    /// Why ``startPgBouncer(poolSize:)`` cannot work here, or nil when it can.
+    public static var pgBouncerUnavailableReason: String? {
+        if let unavailableReason { return unavailableReason }
+        return FileManager.default.isExecutableFile(atPath: pgBouncerPath)
+            ? nil : "PgBouncer is not installed (no \(pgBouncerPath); Debian: pgbouncer)"
+    }
+
+    private var pgBouncerPIDFile: String { "\(directory)/pgbouncer.pid" }
+
+    /// Starts PgBouncer in transaction mode in front of this server, on a free port of 127.0.0.1
+    /// (see ``url(database:port:)``), with at most `poolSize` server connections per database:
+    /// at 1, every client's transactions take turns on one PostgreSQL session. It stops with the
+    /// server (``stop()``, or the watchdog).
+    public func startPgBouncer(poolSize: Int) throws -> UInt16 {
+        if let reason = Self.pgBouncerUnavailableReason { throw PostgresServerError(reason) }
+        let users = "\(directory)/pgbouncer-users.txt"
+        try Data("\"postgres\" \"\"\n".utf8).write(to: URL(fileURLWithPath: users))
+        var lastError: (any Error)?
+        for _ in 0..<3 {
+            let port = try Self.freePort()
+            let configuration = """
+                [databases]
+                * = host=\(socketDirectory) port=\(self.port)
+
+                [pgbouncer]
+                listen_addr = 127.0.0.1
+                listen_port = \(port)
+                unix_socket_dir =
+                auth_type = trust
+                auth_file = \(users)
+                pool_mode = transaction
+                default_pool_size = \(poolSize)
+                max_client_conn = 500
+                pidfile = \(pgBouncerPIDFile)
+                logfile = \(directory)/pgbouncer.log
+
+                """
+            let path = "\(directory)/pgbouncer.ini"
+            try Data(configuration.utf8).write(to: URL(fileURLWithPath: path))
+            do {
+                // -d: it detaches once listening, so the port is ready when this returns.
+                try Self.run(Self.pgBouncerPath, ["-d", path], asPostgres: asPostgres)
+                return port
+            } catch {
+                lastError = error
+            }
+        }
+        throw lastError ?? PostgresServerError("PgBouncer did not start")
+    }
+
+    /// Stops the PgBouncer of ``startPgBouncer(poolSize:)``, if one runs.
+    private func stopPgBouncer() {
+        guard let text = try? String(contentsOfFile: pgBouncerPIDFile, encoding: .utf8),
+            let pid = pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines))
+        else { return }
+        kill(pid, SIGTERM)
     }
 
     /// The server's log so far, for a failing test's message.
@@ -190,12 +255,11 @@ public final class PostgresServer: @unchecked Sendable {
     }
 
     /// Runs one of the PostgreSQL tools to its end; throws with its output unless it exits 0.
+    /// `tool` is a name in ``binDirectory``, or a path.
     private static func run(_ tool: String, _ arguments: [String], asPostgres: Bool) throws {
         guard let binDirectory else { throw PostgresServerError("PostgreSQL is not installed") }
-        let command =
-            asPostgres
-            ? ["/usr/sbin/runuser", "-u", "postgres", "--", "\(binDirectory)/\(tool)"] + arguments
-            : ["\(binDirectory)/\(tool)"] + arguments
+        let path = tool.hasPrefix("/") ? tool : "\(binDirectory)/\(tool)"
+        let command = asPostgres ? ["/usr/sbin/runuser", "-u", "postgres", "--", path] + arguments : [path] + arguments
         // Into a file, not a pipe: the server that `pg_ctl` starts would hold a pipe open until it stops.
         var template = Array("/tmp/mspg-output-XXXXXX".utf8CString)
         let descriptor = mkstemp(&template)
@@ -263,6 +327,7 @@ public final class PostgresServer: @unchecked Sendable {
         let runAs = asPostgres ? "/usr/sbin/runuser -u postgres -- " : ""
         let script = """
             while kill -0 \(getpid()) 2>/dev/null; do sleep 0.5; done
+            [ -f '\(directory)/pgbouncer.pid' ] && kill "$(cat '\(directory)/pgbouncer.pid')"
             \(runAs)'\(binDirectory)/pg_ctl' -D '\(directory)/data' -m immediate -w stop
             rm -rf '\(directory)'
             """

@@ -78,7 +78,12 @@ struct MultiInstanceTests {
     @Test("writers on one session through two instances: every version given once, 1…N, and a gap-free event log")
     func gapFreeVersions() throws {
         // The log must keep every change, so that it replays from an empty stack.
-        let servers = try instances(2, arguments: ["--event-log-size", "1000000"])
+        try expectGapFreeVersions(on: try instances(2, arguments: ["--event-log-size", "1000000"]))
+    }
+
+    /// Writers on one session through each of `servers`, and what the instances then show: each
+    /// version given once, and the same gap-free event log replaying to every acknowledged state.
+    private func expectGapFreeVersions(on servers: [ServerProcess]) throws {
         let id = uniqueSessionID("contended")
         let setup = servers[0].client()
         let created = try setup.call("PUT", "/v1/sessions/\(id)")
@@ -146,14 +151,18 @@ struct MultiInstanceTests {
 
     @Test("a long poll on one instance answers a change made on another, long before its wait ends, 100 times")
     func longPollAcrossInstances() throws {
-        let servers = try instances(2)
+        try expectWakeUps(on: try instances(2), rounds: Self.wakeRounds)
+    }
+
+    /// `rounds` long polls on the second of `servers`, each woken by a change on the first.
+    private func expectWakeUps(on servers: [ServerProcess], rounds: Int) throws {
         let writer = servers[0].client()
         let gauge = servers[1].client()
         let base = "/v1/sessions/\(uniqueSessionID("poll"))"
         var version = try #require(try writer.call("PUT", base).json["version"]?.intValue)
         var latencies: [Double] = []
         var roundTrips: [Double] = []
-        for round in 0..<Self.wakeRounds {
+        for round in 0..<rounds {
             let wake = try wakeUp(on: servers[1], gauge: gauge, base: base, after: version) {
                 try alternatingChange(round, on: writer, base: base)
             }
@@ -167,7 +176,30 @@ struct MultiInstanceTests {
         print(
             "MultiInstanceTests.longPollAcrossInstances: \(latencies.count) long polls on B (wait=20) woken by a change on A; "
                 + "B's answer − A's ack: \(summary(latencies)); A's write round trip: \(summary(roundTrips))")
-        #expect(latencies.count == Self.wakeRounds)
+        #expect(latencies.count == rounds)
+    }
+
+    // MARK: Through a transaction pooler
+
+    @Test(
+        "through PgBouncer in transaction mode, on one PostgreSQL session for all: versions gap-free, long polls woken",
+        .enabled(if: PostgresServer.pgBouncerUnavailableReason == nil, "PgBouncer is not installed"))
+    func throughTransactionPooler() throws {
+        let postgres = try PostgresServer()
+        defer { postgres.stop() }
+        // One server connection: every instance's transactions take turns on one PostgreSQL
+        // session, so a named statement or a session setting would meet another client's.
+        let bouncer = try postgres.startPgBouncer(poolSize: 1)
+        let database = try postgres.createDatabase("pooled")
+        let arguments = [
+            "--database-pooler", "transaction", "--database-listen-url", postgres.url(database: database),
+            "--event-log-size", "1000000",
+        ]
+        let servers = try (0..<2).map { _ in
+            try ServerProcess(arguments: arguments, databaseURL: postgres.url(database: database, port: bouncer))
+        }
+        try expectGapFreeVersions(on: servers)
+        try expectWakeUps(on: servers, rounds: 20)
     }
 
     @Test(

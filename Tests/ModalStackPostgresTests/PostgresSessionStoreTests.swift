@@ -1,3 +1,4 @@
+import ModalStackCore
 import ModalStackStore
 import ModalStackTestSupport
 import Testing
@@ -108,6 +109,35 @@ struct PostgresSessionStoreTests {
         #expect(try store.sessionCount() == 3)
     }
 
+    @Test(
+        "through PgBouncer in transaction mode: named statements meet another client's; unnamed ones, and settings per transaction, work",
+        .enabled(if: PostgresServer.pgBouncerUnavailableReason == nil, "PgBouncer is not installed"))
+    func transactionPooler() throws {
+        let server = try PostgresServer()
+        defer { server.stop() }
+        // One server connection, which the store's reader and writer connections take in turns.
+        let bouncer = try server.startPgBouncer(poolSize: 1)
+        let database = try server.createDatabase("pooled")
+        let pooled = server.url(database: database, port: bouncer)
+
+        let named = try PostgresSessionStore(connectionString: pooled, poolSize: 1)
+        try named.commit([StoreFixtures.save(StoreFixtures.session("s"))])
+        // The reader's first statement takes the name the writer's first one holds on that session.
+        let error = #expect(throws: StoreError.self) { try named.session(id: "s") }
+        #expect(error?.message.contains("already exists") == true, "\(error?.message ?? "")")
+        named.close()
+
+        let store = try PostgresSessionStore(
+            connectionString: pooled, poolSize: 2, durability: .full, pooler: .transaction,
+            listenConnectionString: server.connectionString(database: database))
+        defer { store.close() }
+        try store.commit([StoreFixtures.save(StoreFixtures.session("t"))])
+        #expect(try store.session(id: "s")?.version == 1)
+        #expect(try store.session(id: "t")?.version == 1)
+        #expect(try store.setting("synchronous_commit") == "on")
+        try store.checkHealth()
+    }
+
     @Test("the server stopped: calls fail as unavailable; started again: the same store goes on")
     func serverRestart() throws {
         let server = try PostgresServer()
@@ -145,7 +175,7 @@ struct PostgresSessionStoreTests {
         try store.commit([StoreFixtures.save(StoreFixtures.session("t"))])
     }
 
-    @Test("durability sets synchronous_commit on the connection that commits", arguments: Durability.allCases)
+    @Test("durability sets synchronous_commit in the transactions that commit", arguments: Durability.allCases)
     func durability(_ durability: Durability) throws {
         let store = try PostgresSessionStore(connectionString: try newDatabase(), durability: durability)
         #expect(try store.setting("synchronous_commit") == (durability == .full ? "on" : "off"))

@@ -8,9 +8,20 @@ final class PostgresConnection: @unchecked Sendable {
     /// How many statements succeeded on this connection: the pool sees from it whether a call
     /// that failed had done anything at all.
     private(set) var succeeded = 0
+    /// Whether a statement is prepared once under a name and reused, or sent unnamed with its
+    /// parameters each time: through a transaction pooler, the session that holds a name may not
+    /// be the one the next statement runs on.
+    private let preparesStatements: Bool
+    /// Run in the same round trip as each `BEGIN` (`SET LOCAL …`): settings that hold for the
+    /// transaction only, as a transaction pooler keeps no session state.
+    private let transactionSetup: String?
 
     /// Connects with a libpq connection string or `postgresql://` URL.
-    init(_ connectionString: String) throws(PostgresError) {
+    init(_ connectionString: String, preparesStatements: Bool = true, transactionSetup: String? = nil)
+        throws(PostgresError)
+    {
+        self.preparesStatements = preparesStatements
+        self.transactionSetup = transactionSetup
         guard let handle = PostgresConnection.withDefaults(connectionString, { PQconnectdbParams($0, $1, 1) }) else {
             throw PostgresError(sqlState: nil, message: "libpq could not allocate a connection", connectionBroken: true)
         }
@@ -61,16 +72,20 @@ final class PostgresConnection: @unchecked Sendable {
     var isUsable: Bool { PQstatus(handle) == CONNECTION_OK && PQtransactionStatus(handle) == PQTRANS_IDLE }
 
     /// Runs one statement with text parameters (`$1`, `$2`, … ; nil is NULL) and returns its rows.
-    /// Each statement is prepared once per connection, on its first use: the server parses and
-    /// plans it once, not on every call.
+    /// With ``preparesStatements``, each statement is prepared once per connection, on its first
+    /// use: the server parses and plans it once, not on every call.
     @discardableResult
     func execute(_ sql: String, _ parameters: [String?]) throws(PostgresError) -> PostgresRows {
-        let name = try prepared(sql, parameterCount: parameters.count)
+        let name = preparesStatements ? try prepared(sql, parameterCount: parameters.count) : nil
         var copies: [UnsafeMutablePointer<CChar>?] = parameters.map { $0.map { strdup($0) } ?? nil }
         defer { for copy in copies { free(copy) } }
         let result = copies.withUnsafeMutableBufferPointer { buffer in
             buffer.withMemoryRebound(to: UnsafePointer<CChar>?.self) { values in
-                PQexecPrepared(handle, name, Int32(values.count), values.baseAddress, nil, nil, 0)
+                if let name {
+                    PQexecPrepared(handle, name, Int32(values.count), values.baseAddress, nil, nil, 0)
+                } else {
+                    PQexecParams(handle, sql, Int32(values.count), nil, values.baseAddress, nil, nil, 0)
+                }
             }
         }
         let rows = try PostgresRows(result, connection: handle)
@@ -108,7 +123,7 @@ final class PostgresConnection: @unchecked Sendable {
     /// returns how it ended.
     @discardableResult
     func transaction(_ body: () throws(PostgresError) -> TransactionEnd) throws(PostgresError) -> TransactionEnd {
-        try execute("BEGIN")
+        try execute(transactionSetup.map { "BEGIN; " + $0 } ?? "BEGIN")
         let end: TransactionEnd
         do {
             end = try body()

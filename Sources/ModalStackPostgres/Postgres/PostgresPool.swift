@@ -7,18 +7,23 @@ import Locking
 final class PostgresPool: Sendable {
     let connectionString: String
     let size: Int
-    /// Run on every new connection before its first use (session settings).
-    let setup: String?
+    /// See ``PostgresConnection/init(_:preparesStatements:transactionSetup:)``.
+    let preparesStatements: Bool
+    let transactionSetup: String?
     private let idle = LockedValue<[PostgresConnection]>([])
     private let slots: DispatchSemaphore
     private let closed = LockedValue(false)
     private let acquireTimeoutNanoseconds: UInt64
 
-    init(connectionString: String, size: Int, setup: String? = nil, acquireTimeoutMilliseconds: Int = 30_000) {
+    init(
+        connectionString: String, size: Int, preparesStatements: Bool = true, transactionSetup: String? = nil,
+        acquireTimeoutMilliseconds: Int = 30_000
+    ) {
         precondition(size > 0, "a pool holds at least one connection")
         self.connectionString = connectionString
         self.size = size
-        self.setup = setup
+        self.preparesStatements = preparesStatements
+        self.transactionSetup = transactionSetup
         slots = DispatchSemaphore(value: size)
         acquireTimeoutNanoseconds = UInt64(acquireTimeoutMilliseconds) * 1_000_000
     }
@@ -48,9 +53,8 @@ final class PostgresPool: Sendable {
     }
 
     private func open() throws(PostgresError) -> PostgresConnection {
-        let connection = try PostgresConnection(connectionString)
-        if let setup { try connection.execute(setup) }
-        return connection
+        try PostgresConnection(
+            connectionString, preparesStatements: preparesStatements, transactionSetup: transactionSetup)
     }
 
     private func use<Result>(

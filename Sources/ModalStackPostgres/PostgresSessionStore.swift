@@ -64,6 +64,19 @@ public final class PostgresSessionStore: SessionStore {
         return try rows.rows.first.map { row throws(StoreError) in try Self.session(row) }
     }
 
+    public func stamp(sessionID: String) throws(StoreError) -> SessionStamp? {
+        let rows = try query("SELECT version, created_at, updated_at FROM sessions WHERE id = $1", [sessionID])
+        guard let row = rows.rows.first else { return nil }
+        guard row.count == 3, let version = row[0].flatMap({ Int64($0) }),
+            let createdAt = row[1].flatMap({ Int64($0) }), let updatedAt = row[2].flatMap({ Int64($0) })
+        else {
+            throw StoreError(.corrupt, "a stored session's version is not in the expected form")
+        }
+        return SessionStamp(
+            version: version, createdAt: Timestamp(millisecondsSinceEpoch: createdAt),
+            updatedAt: Timestamp(millisecondsSinceEpoch: updatedAt))
+    }
+
     public func recentSessions(after cursor: SessionCursor?, limit: Int, at now: Timestamp) throws(StoreError)
         -> [Session]
     {

@@ -71,15 +71,18 @@ final class LatestSessions: Sendable {
     // MARK: Committed state, read outside the lock
 
     /// The committed state of a session: from the session cache, or from the store when the cache
-    /// does not have it or the store is shared (another instance may have changed it).
+    /// does not have it. A shared store may hold a newer state another instance committed, so
+    /// there the cached session is shown only once the store's stamp for it proves it current, a
+    /// round trip that reads no document.
     func readCommitted(_ id: String) throws(StoreError) -> CommittedRead {
-        if store.isShared { return try readFromStore(id) }
         let settled = settledBatches.load(ordering: .acquiring)
         switch cache.lookup(id) {
         case .session(let session, let rendered):
+            if store.isShared, try store.stamp(sessionID: id) != SessionStamp(session) { return try readFromStore(id) }
             return CommittedRead(settledBatches: settled, session: session, fromStore: false, rendered: rendered)
-        case .deleted: return CommittedRead(settledBatches: settled, session: nil, fromStore: false)
-        case .miss: return try readFromStore(id)
+        case .deleted where !store.isShared:
+            return CommittedRead(settledBatches: settled, session: nil, fromStore: false)
+        case .deleted, .miss: return try readFromStore(id)
         }
     }
 

@@ -1,5 +1,6 @@
 import Locking
 import ModalStackCore
+import ModalStackStore
 
 /// The committed sessions most recently used, in memory, so that reads rarely touch the store and
 /// a session's JSON is rendered once per version. It holds only committed state, never a change
@@ -27,10 +28,11 @@ final class SessionCache: Sendable {
         /// The next slot to consider for eviction.
         var hand = 0
 
-        /// The slot of `session`'s very version, if it is held and current.
+        /// The slot of `session`'s very state, if it is held and current: the same version of
+        /// the same session, not of one deleted and made again.
         func slot(holding session: Session) -> Int? {
             guard let slot = slots[session.id], entries[slot].isCurrent,
-                entries[slot].session?.version == session.version
+                entries[slot].session.map(SessionStamp.init) == SessionStamp(session)
             else { return nil }
             return slot
         }

@@ -12,6 +12,10 @@ public protocol SessionStore: Sendable {
     /// The session as last written, or nil if it was never written or was deleted.
     func session(id: String) throws(StoreError) -> Session?
 
+    /// The stamp of the session as last written, or nil: for a shared store, whether what this
+    /// process holds is what the store holds, without reading and parsing the whole session.
+    func stamp(sessionID: String) throws(StoreError) -> SessionStamp?
+
     /// A presentation that left the session (dismissed, cancelled, replaced away), if still kept.
     func dismissedPresentation(id: String, sessionID: String) throws(StoreError) -> Presentation?
 
@@ -73,6 +77,11 @@ public protocol SessionStore: Sendable {
 }
 
 extension SessionStore {
+    /// By default from the whole session: only a shared store is asked, and it answers itself.
+    public func stamp(sessionID: String) throws(StoreError) -> SessionStamp? {
+        try session(id: sessionID).map(SessionStamp.init)
+    }
+
     /// By default the exact count: for an embedded engine, counting is a walk of its smallest
     /// index in the process, with no round trip.
     public func estimatedSessionCount() throws(StoreError) -> Int { try sessionCount() }

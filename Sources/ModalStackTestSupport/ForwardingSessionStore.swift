@@ -36,6 +36,8 @@ extension ForwardingSessionStore {
 
     public func sessionCount() throws(StoreError) -> Int { try base.sessionCount() }
 
+    public func stamp(sessionID: String) throws(StoreError) -> SessionStamp? { try base.stamp(sessionID: sessionID) }
+
     public func estimatedSessionCount() throws(StoreError) -> Int { try base.estimatedSessionCount() }
 
     public func expiredSessionIDs(at now: Timestamp, limit: Int) throws(StoreError) -> [String] {

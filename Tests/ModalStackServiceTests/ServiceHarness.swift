@@ -105,11 +105,11 @@ final class Eventually<Value: Sendable>: Sendable {
     var isSet: Bool { value.withLock { $0 != nil } }
 }
 
-/// A store, with every commit counted and, while the gate is closed, the next commit
-/// held until the test opens it.
+/// A store, with every commit and every whole read of a session counted and, while the gate is
+/// closed, the next commit held until the test opens it.
 final class GatedStore: ForwardingSessionStore {
     let base: any SessionStore
-    private let state = LockedValue((closed: false, commitSizes: [Int]()))
+    private let state = LockedValue((closed: false, commitSizes: [Int](), sessionReads: 0))
     private let entered = DispatchSemaphore(value: 0)
     private let opened = DispatchSemaphore(value: 0)
 
@@ -134,6 +134,14 @@ final class GatedStore: ForwardingSessionStore {
 
     /// How many writes each commit so far carried.
     var commitSizes: [Int] { state.withLock { $0.commitSizes } }
+
+    /// How many times a whole session was read.
+    var sessionReads: Int { state.withLock { $0.sessionReads } }
+
+    func session(id: String) throws(StoreError) -> Session? {
+        state.withLock { $0.sessionReads += 1 }
+        return try base.session(id: id)
+    }
 
     func commit(_ writes: [SessionWrite]) throws(StoreError) -> Set<String> {
         let held = state.withLock { state in

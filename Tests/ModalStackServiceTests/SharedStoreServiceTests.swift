@@ -121,6 +121,39 @@ struct SharedStoreServiceTests {
         #expect(try second.service.session(id: "t")?.version == 2)
     }
 
+    @Test(
+        "a read answers from memory while the store's stamp matches; another instance's change, or the session made again, is read whole"
+    )
+    func readsFromMemoryWhileCurrent() throws {
+        let server = try PostgresServer.shared()
+        let database = server.connectionString(database: try server.createDatabase("service"))
+        // The first instance hears nothing of the other's commits: only the stamp can tell it.
+        let first = try ServiceHarness { time in
+            NotListening(base: try PostgresSessionStore(connectionString: database, time: time))
+        }
+        let second = try ServiceHarness { time in try PostgresSessionStore(connectionString: database, time: time) }
+        #expect(first.change(present("a"), on: "s")?.answer?.version == 1)
+        let reads = first.store.sessionReads
+        #expect(try first.service.session(id: "s")?.stack.map(\.destination) == ["a"])
+        #expect(first.store.sessionReads == reads, "a session the store holds as it is in memory was read whole")
+
+        #expect(second.change(present("b"), on: "s")?.answer?.version == 2)
+        #expect(try first.service.session(id: "s")?.stack.map(\.destination) == ["a", "b"])
+        #expect(try first.service.session(id: "s")?.version == 2)
+        #expect(first.store.sessionReads == reads + 1, "the newer version was not read once and then kept")
+
+        // Held at version 1, then deleted and made again on the other instance a second later:
+        // version 1 again, but another state.
+        #expect(first.change(present("c"), on: "t")?.answer?.version == 1)
+        #expect(try first.service.session(id: "t")?.stack.map(\.destination) == ["c"])
+        let deleted = Eventually<Result<Void, ChangeRefusal>>()
+        second.service.delete(sessionID: "t", expecting: nil) { deleted.set($0) }
+        #expect((try? deleted.wait()?.get()) != nil)
+        second.time.advance(by: .seconds(1))
+        #expect(second.change(present("d"), on: "t")?.answer?.version == 1)
+        #expect(try first.service.session(id: "t")?.stack.map(\.destination) == ["d"])
+    }
+
     @Test("reads on one instance see what another committed, whatever the first holds in memory")
     func readYourWritesAcrossInstances() throws {
         let (first, second) = try instances()
@@ -133,6 +166,18 @@ struct SharedStoreServiceTests {
         #expect((try? deleted.wait()?.get()) != nil)
         #expect(try first.service.session(id: "s") == nil)
     }
+}
+
+/// A store that never hears of other instances' commits, as an instance before the
+/// notification arrives.
+private final class NotListening: ForwardingSessionStore, @unchecked Sendable {
+    let base: any SessionStore
+
+    init(base: any SessionStore) {
+        self.base = base
+    }
+
+    func observeOtherWriters(_ handler: @escaping @Sendable (String?) -> Void) {}
 }
 
 /// A store that runs `hook` once, right after its first idempotent-response lookup.

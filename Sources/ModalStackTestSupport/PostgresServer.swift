@@ -63,7 +63,9 @@ public final class PostgresServer: @unchecked Sendable {
     private let asPostgres: Bool
 
     /// Creates, starts and waits for a new cluster; throws with the tools' output when that fails.
-    public init() throws {
+    /// - Parameter replicated: a primary for ``startSynchronousStandby()``: its WAL carries what
+    ///   a standby needs, and a commit that asks for it waits for the standby to have it.
+    public init(replicated: Bool = false) throws {
         if let reason = Self.unavailableReason { throw PostgresServerError(reason) }
         // Short, under /tmp: a unix socket's path is limited to 107 bytes.
         var template = Array("/tmp/mspg-XXXXXX".utf8CString)
@@ -84,14 +86,18 @@ public final class PostgresServer: @unchecked Sendable {
                     "--no-sync",
                 ],
                 asPostgres: owner != nil)
+            // A primary's WAL carries what a standby replays, and its commits may wait for one.
+            let replication =
+                replicated
+                ? "wal_level = replica\nmax_wal_senders = 4\nsynchronous_standby_names = '\(Self.standbyName)'"
+                : "wal_level = minimal\nmax_wal_senders = 0"
             let settings = """
 
                 # ModalStack tests: the data is thrown away, so nothing is synced.
                 fsync = off
                 synchronous_commit = off
                 full_page_writes = off
-                wal_level = minimal
-                max_wal_senders = 0
+                \(replication)
                 listen_addresses = '127.0.0.1'
                 unix_socket_directories = '\(directory)'
                 max_connections = 200
@@ -138,12 +144,97 @@ public final class PostgresServer: @unchecked Sendable {
         }
         guard !wasStopped else { return }
         stopPgBouncer()
+        if standbyPort != nil {
+            try? Self.run("pg_ctl", ["-D", standbyData, "-m", "immediate", "-w", "stop"], asPostgres: asPostgres)
+        }
         try? stopServer()
         if let watchdog {
             kill(watchdog, SIGKILL)
             waitpid(watchdog, nil, 0)
         }
         try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    // MARK: A synchronous standby, and failover
+
+    /// The standby's `application_name`, which the primary's `synchronous_standby_names` waits for.
+    static let standbyName = "standby1"
+
+    private var standbyData: String { "\(directory)/standby" }
+    /// The standby's port, once ``startSynchronousStandby()`` started it.
+    public private(set) var standbyPort: UInt16?
+
+    /// Copies the primary (`pg_basebackup`) into a standby that streams from it under
+    /// ``standbyName``, starts it on a port of its own and waits until the primary counts it as
+    /// its synchronous standby. Needs a server made with `replicated: true`.
+    public func startSynchronousStandby() throws {
+        try Self.run(
+            "pg_basebackup",
+            ["-h", "127.0.0.1", "-p", String(port), "-U", "postgres", "-D", standbyData, "-R", "-X", "stream"],
+            asPostgres: asPostgres)
+        // -R wrote a primary_conninfo without a name; a later line wins.
+        let settings = """
+
+            primary_conninfo = 'host=127.0.0.1 port=\(port) user=postgres application_name=\(Self.standbyName)'
+
+            """
+        let file = try FileHandle(forWritingTo: URL(fileURLWithPath: "\(standbyData)/postgresql.auto.conf"))
+        file.seekToEndOfFile()
+        file.write(Data(settings.utf8))
+        try file.close()
+        let standby = try Self.freePort()
+        try Self.run(
+            "pg_ctl",
+            ["-D", standbyData, "-l", "\(directory)/standby.log", "-w", "-t", "30", "-o", "-p \(standby)", "start"],
+            asPostgres: asPostgres)
+        standbyPort = standby
+        let synchronous = try waitUntil(timeout: .seconds(30), pollingEvery: .milliseconds(50)) {
+            try psql(
+                port: port, "SELECT sync_state FROM pg_stat_replication WHERE application_name = '\(Self.standbyName)'")
+                == "sync"
+        }
+        guard synchronous else { throw PostgresServerError("the standby did not become synchronous") }
+    }
+
+    /// kill -9 of the primary's postmaster, as a machine that died: its backends end once they
+    /// notice, and nothing is shut down cleanly.
+    public func killPrimary() throws {
+        let pidFile = try String(contentsOfFile: "\(directory)/data/postmaster.pid", encoding: .utf8)
+        guard let pid = pidFile.split(separator: "\n").first.flatMap({ pid_t($0) }) else {
+            throw PostgresServerError("no postmaster pid in \(directory)/data/postmaster.pid")
+        }
+        kill(pid, SIGKILL)
+    }
+
+    /// Makes the standby the primary (`pg_ctl promote`, waiting until it accepts writes), then
+    /// has it stop waiting for a synchronous standby of its own, which it does not have: the
+    /// primary's `synchronous_standby_names` came with the copy, and would hold every commit.
+    /// A failover manager does the same until it attaches a new standby.
+    public func promoteStandby() throws {
+        guard let standbyPort else { throw PostgresServerError("no standby to promote") }
+        try Self.run("pg_ctl", ["-D", standbyData, "-w", "-t", "30", "promote"], asPostgres: asPostgres)
+        try Self.run(
+            "psql",
+            [
+                "-h", "127.0.0.1", "-p", String(standbyPort), "-U", "postgres", "-d", "postgres",
+                "-c", "ALTER SYSTEM SET synchronous_standby_names = ''", "-c", "SELECT pg_reload_conf()",
+            ],
+            asPostgres: false)
+    }
+
+    /// A libpq string for `database` on the primary and the standby, in that order, which
+    /// connects to whichever of them accepts writes (`target_session_attrs=read-write`).
+    public func failoverConnectionString(database: String) -> String {
+        "host=127.0.0.1,127.0.0.1 port=\(port),\(standbyPort ?? port) user=postgres dbname=\(database) "
+            + "target_session_attrs=read-write connect_timeout=2"
+    }
+
+    /// One value from `psql` on 127.0.0.1:`port`, or nil when it fails.
+    private func psql(port: UInt16, _ sql: String) throws -> String? {
+        let output = try? Self.run(
+            "psql", ["-h", "127.0.0.1", "-p", String(port), "-U", "postgres", "-d", "postgres", "-Atc", sql],
+            asPostgres: false)
+        return output?.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// Stops the server and keeps its directory: for a test of a database that went away.
@@ -255,8 +346,9 @@ public final class PostgresServer: @unchecked Sendable {
     }
 
     /// Runs one of the PostgreSQL tools to its end; throws with its output unless it exits 0.
-    /// `tool` is a name in ``binDirectory``, or a path.
-    private static func run(_ tool: String, _ arguments: [String], asPostgres: Bool) throws {
+    /// `tool` is a name in ``binDirectory``, or a path. Returns what it wrote.
+    @discardableResult
+    private static func run(_ tool: String, _ arguments: [String], asPostgres: Bool) throws -> String {
         guard let binDirectory else { throw PostgresServerError("PostgreSQL is not installed") }
         let path = tool.hasPrefix("/") ? tool : "\(binDirectory)/\(tool)"
         let command = asPostgres ? ["/usr/sbin/runuser", "-u", "postgres", "--", path] + arguments : [path] + arguments
@@ -270,10 +362,11 @@ public final class PostgresServer: @unchecked Sendable {
             unlink(outputPath)
         }
         let status = try spawnAndWait(command, output: descriptor)
+        let text = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
         guard status == 0 else {
-            let text = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
             throw PostgresServerError("\(tool) \(arguments.joined(separator: " ")) failed (\(status)):\n\(text)")
         }
+        return text
     }
 
     /// posix_spawn and waitpid, run from /tmp (a directory the postgres user can enter), standard
@@ -328,6 +421,7 @@ public final class PostgresServer: @unchecked Sendable {
         let script = """
             while kill -0 \(getpid()) 2>/dev/null; do sleep 0.5; done
             [ -f '\(directory)/pgbouncer.pid' ] && kill "$(cat '\(directory)/pgbouncer.pid')"
+            [ -d '\(directory)/standby' ] && \(runAs)'\(binDirectory)/pg_ctl' -D '\(directory)/standby' -m immediate -w stop
             \(runAs)'\(binDirectory)/pg_ctl' -D '\(directory)/data' -m immediate -w stop
             rm -rf '\(directory)'
             """

@@ -10,8 +10,9 @@ import Testing
 /// load balancer without sticky sessions (README, "Several instances on PostgreSQL"): a read on
 /// one instance sees what another acknowledged, versions stay gap-free however writers spread over
 /// the instances, watchers wake for other instances' commits, an idempotent retry may land on any
-/// instance, a kill -9 of one instance loses and doubles nothing, and PostgreSQL restarting under
-/// running instances is survived without restarting them.
+/// instance, a kill -9 of one instance loses and doubles nothing, PostgreSQL restarting under
+/// running instances is survived without restarting them, and so is failing over to a
+/// synchronous standby; PgBouncer in transaction mode may stand in front.
 ///
 /// Latencies are printed, not asserted: the bounds are checked by reading the figures. Replay the
 /// random parts with `MODALSTACK_SEED=<seed>` (printed); `MODALSTACK_SOAK=1` runs 200 kill trials.
@@ -596,6 +597,123 @@ struct MultiInstanceTests {
         return sessions
     }
 
+    // MARK: Failover to a synchronous standby
+
+    @Test(
+        "the primary killed under writes and its synchronous standby promoted: nothing acknowledged lost or doubled, writes resume, a stream goes on",
+        .enabled(
+            if: PostgresServer.binDirectory.map { FileManager.default.fileExists(atPath: "\($0)/pg_basebackup") }
+                == true))
+    func failoverToSynchronousStandby() throws {
+        let postgres = try PostgresServer(replicated: true)
+        defer { postgres.stop() }
+        try postgres.startSynchronousStandby()
+        let database = try postgres.createDatabase("failover")
+        // --durability full: a commit is acknowledged once the standby has it too.
+        let servers = try (0..<2).map { _ in
+            try ServerProcess(
+                arguments: ["--durability", "full"], databaseURL: postgres.failoverConnectionString(database: database))
+        }
+        let endpoints = servers.map { (host: $0.host, port: $0.port) }
+        let writers = 4
+        let acknowledged = Atomic<Int>(0)
+        let stopped = StopFlag()
+        // Writer i, on instance i % 2, on a session of its own: present and dismiss in turn, each
+        // with a key of its own, retried with that key until acknowledged.
+        let group = ThreadGroup(count: writers) { index -> FailoverLog in
+            let client = HTTPClient(host: endpoints[index % 2].host, port: endpoints[index % 2].port)
+            defer { client.close() }
+            var log = FailoverLog(session: "failover-w\(index)")
+            var change = 0
+            while !stopped.isSet {
+                let base = "/v1/sessions/\(log.session)"
+                let (path, body): (String, JSONValue) =
+                    change % 2 == 0
+                    ? ("\(base)/presentations", ["destination": .string("d\(change)")]) : ("\(base)/dismiss", [:])
+                let key = "\(log.session)-\(change)"
+                var answer: JSONResponse?
+                let deadline = ContinuousClock.now + .seconds(60)
+                while answer == nil && ContinuousClock.now < deadline {
+                    if let response = try? client.call("POST", path, json: body, headers: ["Idempotency-Key": key]),
+                        (200..<300).contains(response.status)
+                    {
+                        answer = response
+                    } else {
+                        log.failures += 1
+                        client.close()
+                        usleep(20_000)  // a client's pause before it tries again
+                    }
+                }
+                guard let version = answer?.json["session"]?["version"]?.intValue else {
+                    log.faults.append("\(key) was not acknowledged within 60 s")
+                    break
+                }
+                log.acks.append((version: version, at: .now))
+                acknowledged.add(1, ordering: .relaxed)
+                change += 1
+            }
+            return log
+        }
+        func acks() -> Int { acknowledged.load(ordering: .relaxed) }
+        #expect(waitUntil(timeout: .seconds(30)) { acks() >= 200 }, "only \(acks()) changes before the kill")
+        // A stream on B of writer 0's session (on A), open through the failover.
+        let watched = "failover-w0"
+        let watcher = HTTPClient(host: servers[1].host, port: servers[1].port, timeoutSeconds: 30)
+        defer { watcher.close() }
+        try #require(try watcher.openStream(path: "/v1/sessions/\(watched)/events/stream").status == 200)
+
+        let atKill = acks()
+        let killed = ContinuousClock.now
+        try postgres.killPrimary()
+        try postgres.promoteStandby()
+        let promoted = ContinuousClock.now
+        #expect(waitUntil(timeout: .seconds(60)) { acks() >= atKill + 200 }, "only \(acks() - atKill) changes after")
+        stopped.set()
+        let logs = group.join()
+
+        var faults = logs.flatMap(\.faults)
+        var resumed: [String] = []
+        for log in logs {
+            // Every version of the session acknowledged exactly once: none lost, none doubled, no gap.
+            let session = try servers[1].client().call("GET", "/v1/sessions/\(log.session)")
+            let final = session.json["version"]?.intValue ?? -1
+            let versions = log.acks.map(\.version)
+            if versions != Array(1...max(final, 1)) {
+                let first = zip(versions, 1...).first { $0 != $1 }
+                faults.append(
+                    "\(log.session) is at version \(final) after \(versions.count) acknowledged changes; "
+                        + "the first out of place: \(first.map { "version \($0.0) acknowledged as change \($0.1)" } ?? "-")"
+                )
+            }
+            let logged = try servers[0].client().loggedChanges(of: log.session).map { Int($0.version) }
+            if logged != Array(1...max(final, 1)) { faults.append("\(log.session)'s event log is not 1…\(final)") }
+            if let first = log.acks.first(where: { $0.at > promoted }) {
+                resumed.append(
+                    String(
+                        format: "%.0f ms (%.0f ms after the kill)", milliseconds(from: promoted, to: first.at),
+                        milliseconds(from: killed, to: first.at)))
+            } else {
+                faults.append("\(log.session) had nothing acknowledged after the promotion")
+            }
+        }
+        // The stream went on through the failover: every version, in order.
+        let final = logs[0].acks.last?.version ?? 0
+        var streamed: [Int] = []
+        while streamed.last ?? 0 < final, let event = try watcher.nextEvent(timeout: 10) {
+            if event.event == "change", let id = event.id.flatMap({ Int($0) }) { streamed.append(id) }
+        }
+        if let first = streamed.first, streamed != Array(first...final) {
+            faults.append("the stream sent \(streamed.count) changes, not \(first)…\(final) in order")
+        }
+        for fault in faults { Issue.record(Comment(rawValue: fault)) }
+        #expect(streamed.last == final)
+        print(
+            "MultiInstanceTests.failoverToSynchronousStandby: \(acks()) acknowledged changes (\(atKill) before the kill), "
+                + "\(logs.map(\.failures).reduce(0, +)) requests failed and were retried with their keys; "
+                + "first acknowledgement after the promotion, per writer: \(resumed.joined(separator: ", ")); "
+                + "the stream sent \(streamed.count) changes through the failover")
+    }
+
     // MARK: PostgreSQL restarted
 
     @Test(
@@ -965,6 +1083,14 @@ private struct KillReport {
         replayedOnB += other.replayedOnB
         lastVersions.merge(other.lastVersions) { $1 }
     }
+}
+
+/// What a failover writer had acknowledged, in order, and when.
+private struct FailoverLog: Sendable {
+    let session: String
+    var acks: [(version: Int, at: ContinuousClock.Instant)] = []
+    var failures = 0
+    var faults: [String] = []
 }
 
 /// How far a trial's writers are, read by the trial while they run.

@@ -43,7 +43,8 @@ public final class ModalStackApplication: Sendable {
             sessionTTLSeconds: Int64(configuration.sessionTTLSeconds), maxPathDepth: configuration.maxPathDepth)
         let service = SessionService(
             store: store, rules: rules, catalog: catalog, metrics: metrics,
-            cacheSize: configuration.cacheSize, time: time, makeID: makeID)
+            cacheSize: configuration.cacheSize, maxStaleness: .milliseconds(configuration.maxStalenessMilliseconds),
+            time: time, makeID: makeID)
         let readiness = Readiness()
         let watch = SessionWatch(
             service: service, metrics: metrics, maxWaitSeconds: configuration.maxWaitSeconds,

@@ -43,6 +43,9 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var shutdownDelaySeconds = 0
     /// How many sessions the session cache holds in memory; misses read from the store.
     public var cacheSize = 10_000
+    /// On a shared database, how old (milliseconds) a session held in memory may be and still be
+    /// read without asking the database; 0: every read is confirmed (read-your-writes).
+    public var maxStalenessMilliseconds = 0
     public var threads = 2
     public var connectionLimit = 1024
     public var connectionTimeoutSeconds = 30
@@ -126,6 +129,10 @@ private let serverSettings: [Setting<ServerConfiguration>] = [
     .integer(
         "cache-size", "sessions kept in memory (least recently used dropped; misses read the database)", 0...10_000_000,
         \.cacheSize),
+    .integer(
+        "max-staleness-ms",
+        "on PostgreSQL, how old a session in memory may be and be read without asking the database (0: never)",
+        0...60_000, \.maxStalenessMilliseconds),
     .integer("threads", "HTTP worker threads", 1...256, \.threads),
     .integer("connection-limit", "the most simultaneous connections; more are refused", 1...100_000, \.connectionLimit),
     .integer(

@@ -2,6 +2,7 @@ import Locking
 import ModalStackCore
 import ModalStackStore
 import Synchronization
+import Timekeeping
 
 /// The one owner of each session's latest state: what is committed (the session cache, filled
 /// from the store) and what is decided but not committed yet (pending), with the queue of
@@ -58,14 +59,21 @@ final class LatestSessions: Sendable {
 
     let cache: SessionCache
     private let store: any SessionStore
+    /// How old a shared store's session held here may be and still be shown without asking the
+    /// store; 0: never (every read is confirmed).
+    private let maxStalenessNanoseconds: Int64
+    private let time: any TimeSource
     private let writePath = LockedValue(WritePath())
     /// Counts the batches settled (committed or failed), changed under the lock: a state read
     /// from the store outside the lock is current if no batch settled since.
     private let settledBatches = Atomic<UInt64>(0)
 
-    init(store: any SessionStore, cacheSize: Int) {
+    init(store: any SessionStore, cacheSize: Int, time: any TimeSource, maxStaleness: Duration = .zero) {
         self.store = store
-        cache = SessionCache(capacity: cacheSize)
+        self.time = time
+        let (seconds, attoseconds) = maxStaleness.components
+        maxStalenessNanoseconds = seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+        cache = SessionCache(capacity: cacheSize, clock: { time.monotonicNanoseconds() })
     }
 
     // MARK: Committed state, read outside the lock
@@ -73,17 +81,27 @@ final class LatestSessions: Sendable {
     /// The committed state of a session: from the session cache, or from the store when the cache
     /// does not have it. A shared store may hold a newer state another instance committed, so
     /// there the cached session is shown only once the store's stamp for it proves it current, a
-    /// round trip that reads no document.
+    /// round trip that reads no document; or, within the staleness allowed, if the store showed
+    /// it current that recently (another instance's change is forgotten as soon as it is heard of).
     func readCommitted(_ id: String) throws(StoreError) -> CommittedRead {
         let settled = settledBatches.load(ordering: .acquiring)
         switch cache.lookup(id) {
-        case .session(let session, let rendered):
-            if store.isShared, try store.stamp(sessionID: id) != SessionStamp(session) { return try readFromStore(id) }
+        case .session(let session, let rendered, let confirmedAt):
+            if store.isShared && !mayShowUnconfirmed(since: confirmedAt) {
+                guard try store.stamp(sessionID: id) == SessionStamp(session) else { return try readFromStore(id) }
+                cache.confirmed(session)
+            }
             return CommittedRead(settledBatches: settled, session: session, fromStore: false, rendered: rendered)
         case .deleted where !store.isShared:
             return CommittedRead(settledBatches: settled, session: nil, fromStore: false)
         case .deleted, .miss: return try readFromStore(id)
         }
+    }
+
+    /// Whether a session the store last showed current at `confirmedAt` is within the staleness
+    /// allowed (never, when none is).
+    private func mayShowUnconfirmed(since confirmedAt: Int64) -> Bool {
+        maxStalenessNanoseconds > 0 && time.monotonicNanoseconds() - confirmedAt <= maxStalenessNanoseconds
     }
 
     func readFromStore(_ id: String) throws(StoreError) -> CommittedRead {
@@ -160,7 +178,7 @@ final class LatestSessions: Sendable {
         }
         // A batch settled since: the cache knows what it committed, unless it let it go.
         switch cache.lookup(id) {
-        case .session(let session, _): return Latest(session: session, isPending: false)
+        case .session(let session, _, _): return Latest(session: session, isPending: false)
         case .deleted: return Latest(session: nil, isPending: false)
         case .miss: return nil
         }

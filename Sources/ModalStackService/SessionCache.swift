@@ -20,6 +20,9 @@ final class SessionCache: Sendable {
         var used = false
         /// False once another instance changed it: a lookup misses until this process learns it again.
         var isCurrent = true
+        /// When the store last showed this state current (``SessionCache/clock``): its commit,
+        /// its read, or a check of its stamp.
+        var confirmedAt: Int64 = 0
     }
 
     private struct State {
@@ -39,16 +42,19 @@ final class SessionCache: Sendable {
     }
 
     let capacity: Int
+    /// Monotonic nanoseconds, for when an entry was last confirmed.
+    let clock: @Sendable () -> Int64
     private let state = LockedValue(State())
 
-    init(capacity: Int) {
+    init(capacity: Int, clock: @escaping @Sendable () -> Int64 = { 0 }) {
         self.capacity = capacity
+        self.clock = clock
     }
 
     enum Lookup {
         case miss
         case deleted
-        case session(Session, rendered: [UInt8]?)
+        case session(Session, rendered: [UInt8]?, confirmedAt: Int64)
     }
 
     func lookup(_ id: String) -> Lookup {
@@ -56,7 +62,16 @@ final class SessionCache: Sendable {
             guard let slot = state.slots[id], state.entries[slot].isCurrent else { return .miss }
             state.entries[slot].used = true
             guard let session = state.entries[slot].session else { return .deleted }
-            return .session(session, rendered: state.entries[slot].rendered)
+            return .session(
+                session, rendered: state.entries[slot].rendered, confirmedAt: state.entries[slot].confirmedAt)
+        }
+    }
+
+    /// The store showed `session`'s very state to be current just now.
+    func confirmed(_ session: Session) {
+        let now = clock()
+        state.withLock { state in
+            if let slot = state.slot(holding: session) { state.entries[slot].confirmedAt = now }
         }
     }
 
@@ -93,6 +108,7 @@ final class SessionCache: Sendable {
 
     private func insert(_ session: Session?, id: String, onlyIfNewer: Bool) {
         guard capacity > 0 else { return }
+        let now = clock()
         state.withLock { state in
             if let slot = state.slots[id] {
                 if onlyIfNewer && state.entries[slot].isCurrent {
@@ -102,9 +118,10 @@ final class SessionCache: Sendable {
                 state.entries[slot].rendered = nil
                 state.entries[slot].used = true
                 state.entries[slot].isCurrent = true
+                state.entries[slot].confirmedAt = now
                 return
             }
-            let entry = Entry(id: id, session: session)
+            let entry = Entry(id: id, session: session, confirmedAt: now)
             guard state.entries.count == capacity else {
                 state.slots[id] = state.entries.count
                 state.entries.append(entry)

@@ -47,7 +47,7 @@ public final class SessionService: Sendable {
 
     public init(
         store: any SessionStore, rules: SessionRules, catalog: Catalog?, metrics: any CommitMetrics,
-        cacheSize: Int, time: any TimeSource = SystemTime(),
+        cacheSize: Int, maxStaleness: Duration = .zero, time: any TimeSource = SystemTime(),
         makeID: @escaping @Sendable () -> String = RandomID.make
     ) {
         self.store = store
@@ -56,7 +56,7 @@ public final class SessionService: Sendable {
         self.metrics = metrics
         self.time = time
         self.makeID = makeID
-        latest = LatestSessions(store: store, cacheSize: cacheSize)
+        latest = LatestSessions(store: store, cacheSize: cacheSize, time: time, maxStaleness: maxStaleness)
         store.observeOtherWriters { [weak self] id in self?.changedElsewhere(id) }
     }
 

@@ -16,7 +16,10 @@ final class ServiceHarness: Sendable {
     let metrics = CountedCommits()
 
     /// A service over a new SQLite file, or over `store` when given (a shared PostgreSQL database).
-    init(cacheSize: Int = 100, store: (@Sendable (ManualTime) throws -> any SessionStore)? = nil) throws {
+    init(
+        cacheSize: Int = 100, maxStaleness: Duration = .zero,
+        store: (@Sendable (ManualTime) throws -> any SessionStore)? = nil
+    ) throws {
         directory = try TemporaryDirectory()
         let path = directory.appending("sessions.sqlite")
         let time = time
@@ -24,7 +27,7 @@ final class ServiceHarness: Sendable {
         self.store = GatedStore(base)
         service = SessionService(
             store: self.store, rules: SessionRules(), catalog: nil, metrics: metrics,
-            cacheSize: cacheSize, time: time)
+            cacheSize: cacheSize, maxStaleness: maxStaleness, time: time)
     }
 
     deinit {

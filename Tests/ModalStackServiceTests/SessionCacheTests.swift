@@ -10,7 +10,7 @@ private func session(_ id: String, version: Int64 = 1) -> Session {
 }
 
 private func version(_ lookup: SessionCache.Lookup) -> Int64? {
-    guard case .session(let session, _) = lookup else { return nil }
+    guard case .session(let session, _, _) = lookup else { return nil }
     return session.version
 }
 
@@ -76,13 +76,13 @@ struct SessionCacheTests {
         let cache = SessionCache(capacity: 10)
         cache.loaded(session("s", version: 2))
         cache.rendered([1], for: session("s", version: 1))
-        guard case .session(_, let stale) = cache.lookup("s") else { return }
+        guard case .session(_, let stale, _) = cache.lookup("s") else { return }
         #expect(stale == nil)
         cache.rendered([2], for: session("s", version: 2))
-        guard case .session(_, let current) = cache.lookup("s") else { return }
+        guard case .session(_, let current, _) = cache.lookup("s") else { return }
         #expect(current == [2])
         cache.committed(session("s", version: 3), id: "s")
-        guard case .session(_, let afterCommit) = cache.lookup("s") else { return }
+        guard case .session(_, let afterCommit, _) = cache.lookup("s") else { return }
         #expect(afterCommit == nil)
     }
 

@@ -154,6 +154,36 @@ struct SharedStoreServiceTests {
         #expect(try first.service.session(id: "t")?.stack.map(\.destination) == ["d"])
     }
 
+    @Test(
+        "with a staleness allowed, a read may show a state the other instance replaced, until it is that old or heard of"
+    )
+    func boundedStaleness() throws {
+        let server = try PostgresServer.shared()
+        let database = server.connectionString(database: try server.createDatabase("service"))
+        let deaf = try ServiceHarness(maxStaleness: .seconds(1)) { time in
+            NotListening(base: try PostgresSessionStore(connectionString: database, time: time))
+        }
+        let listening = try ServiceHarness(maxStaleness: .seconds(60)) { time in
+            try PostgresSessionStore(connectionString: database, time: time)
+        }
+        let writer = try ServiceHarness { time in try PostgresSessionStore(connectionString: database, time: time) }
+        #expect(writer.change(present("a"), on: "s")?.answer?.version == 1)
+        #expect(try deaf.service.session(id: "s")?.version == 1)
+        #expect(try listening.service.session(id: "s")?.version == 1)
+        #expect(writer.change(present("b"), on: "s")?.answer?.version == 2)
+
+        // Not heard of: version 1 is shown for as long as the bound allows, not a moment longer.
+        deaf.time.advance(by: .milliseconds(1000))
+        #expect(try deaf.service.session(id: "s")?.version == 1)
+        deaf.time.advance(by: .milliseconds(1))
+        #expect(try deaf.service.session(id: "s")?.version == 2)
+        // Heard of: the notification ends it long before the minute.
+        #expect(
+            try waitUntil(timeout: .seconds(10), pollingEvery: .milliseconds(1)) {
+                try listening.service.session(id: "s")?.version == 2
+            })
+    }
+
     @Test("reads on one instance see what another committed, whatever the first holds in memory")
     func readYourWritesAcrossInstances() throws {
         let (first, second) = try instances()

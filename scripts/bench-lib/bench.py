@@ -82,7 +82,8 @@ Method
     cloned in SQL as for SQLite), --threads 8 (the README's deployment), its default pool. With
     two, one wrk per instance, each with half the connections and its own half of the sessions
     (no session is written through both); requests/s summed, p50/p99 the worse of the two. Reads
-    and writes with --durability normal, writes with full.
+    and writes with --durability normal, writes with full. Then one instance's reads with
+    --max-staleness-ms 100 (the opt-in mode: a session in memory shown unconfirmed for 100 ms).
 * --callgrind, instead of all the above: ModalStack's instructions per request, counted by
   valgrind's callgrind (all its threads, libmicrohttpd and SQLite included, the kernel not) over
   8 s of wrk at 16 connections on 256 sessions, after a 5 s warm-up (writes: after 8,192 changes
@@ -662,15 +663,20 @@ def load_postgres_sessions(bench, postgres):
     log(f"PostgreSQL database with {bench.sessions} sessions made in {time.monotonic() - started:.1f} s")
 
 
-def start_modalstack_pg(bench, postgres, instances, durability):
+# The label of ModalStack pg 1× with --max-staleness-ms 100.
+STALE_READS = "stale≤100ms"
+
+
+def start_modalstack_pg(bench, postgres, instances, durability, name=None, options=()):
     """`instances` ModalStack processes on one fresh copy of the loaded database."""
     url = postgres.fresh_database("run", template="loaded")
-    servers = [start_modalstack(bench, url, durability, threads=PG_SERVER_THREADS) for _ in range(instances)]
+    servers = [start_modalstack(bench, url, durability, threads=PG_SERVER_THREADS, options=options)
+               for _ in range(instances)]
     for server in servers:
         status, body = http(server.port, "GET", f"/v1/sessions/bench-{bench.sessions - 1}")
         if status != 200 or b'"profile"' not in body:
             raise RuntimeError(f"a loaded session reads {status} {body[:300]!r} from PostgreSQL")
-    return Server(f"ModalStack pg {instances}× {durability}", [server.port for server in servers],
+    return Server(name or f"ModalStack pg {instances}× {durability}", [server.port for server in servers],
                   [process for server in servers for process in server.processes], database=postgres)
 
 
@@ -743,6 +749,11 @@ def measure_postgres(bench):
                     label = f"ModalStack pg {instances}× {durability}"
                     rows += measure(bench, lambda: start_modalstack_pg(bench, postgres, instances, durability),
                                     "modalstack", scenarios, bench.sessions, label)
+            # The opt-in read mode: a session held in memory is shown unconfirmed for up to 100 ms.
+            label = f"ModalStack pg 1× {STALE_READS}"
+            rows += measure(bench, lambda: start_modalstack_pg(bench, postgres, 1, "normal", label,
+                                                               ["--max-staleness-ms", "100"]),
+                            "modalstack", ["read"], bench.sessions, label)
         else:
             log("this modalstack has no --database-url: the ModalStack PostgreSQL rows are left out")
         version = postgres.version
@@ -1049,6 +1060,7 @@ def ratios(rows, scaling, connections, naive_rate):
             ratio(f"pg {instances} reads / SQLite (ModalStack normal)", f"{pg} normal", normal, None, "read")
             ratio(f"pg {instances} writes normal / SQLite normal", f"{pg} normal", normal, None, "write")
             ratio(f"pg {instances} writes full / SQLite full", f"{pg} full", full, None, "write")
+        ratio(f"pg 1× reads, --max-staleness-ms 100 / SQLite", f"ModalStack pg 1× {STALE_READS}", normal, None, "read")
     if scaling:
         largest = scaling[-1]
         mark = "ok" if largest["startup"] <= 1.0 else "SHORT"

@@ -213,7 +213,8 @@ final class HeldRequest: Sendable {
 /// stream opened while the session does not exist waits for the next life and starts at its
 /// version 1. When the life followed ends, whether by a deletion, at its expiry (a timer, not
 /// the sweep), or seen as a new life's first change, the stream says `sessionDeleted` and ends,
-/// before anything of a new life is sent.
+/// before anything of a new life is sent. A read the store fails leaves the stream open, to be
+/// tried again a second later and at the next notification.
 final class EventPump: Sendable {
     private let service: SessionService
     private let sessionID: String
@@ -338,9 +339,13 @@ final class EventPump: Sendable {
                 }
             }
         } catch {
-            stream.close()
+            // The store failed the read (PostgreSQL restarting or failing over, say): the stream
+            // stays open and tries again from the last version it sent, so nothing is skipped.
+            time.schedule(after: Self.retryAfterStoreFailure) { [weak self] in self?.catchUp() }
         }
     }
+
+    static let retryAfterStoreFailure = Duration.seconds(1)
 
     /// At the expiry of the life followed, looks again: a change may have put it off (the TTL
     /// runs from the last change). One timer per stream, moved as the expiry moves, and cancelled

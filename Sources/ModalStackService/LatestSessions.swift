@@ -71,8 +71,7 @@ final class LatestSessions: Sendable {
     init(store: any SessionStore, cacheSize: Int, time: any TimeSource, maxStaleness: Duration = .zero) {
         self.store = store
         self.time = time
-        let (seconds, attoseconds) = maxStaleness.components
-        maxStalenessNanoseconds = seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+        maxStalenessNanoseconds = maxStaleness.saturatingNanoseconds
         cache = SessionCache(capacity: cacheSize, clock: { time.monotonicNanoseconds() })
     }
 

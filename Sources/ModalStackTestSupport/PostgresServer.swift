@@ -25,15 +25,23 @@ public final class PostgresServer: @unchecked Sendable {
         guard let binDirectory else {
             return "PostgreSQL is not installed (no /usr/lib/postgresql/*/bin/initdb; Debian: postgresql)"
         }
-        for tool in ["initdb", "pg_ctl", "createdb"]
-        where !FileManager.default.isExecutableFile(atPath: "\(binDirectory)/\(tool)") {
-            return "\(binDirectory)/\(tool) is missing"
-        }
+        if let missing = missingTool(["initdb", "pg_ctl", "createdb"], in: binDirectory) { return missing }
         if getuid() == 0 && getpwnam("postgres") == nil {
             return "running as root without a postgres user to run the server as"
         }
         return nil
     }()
+
+    /// Why ``startSynchronousStandby()`` and a failover cannot work here, or nil when they can.
+    public static var standbyUnavailableReason: String? {
+        unavailableReason ?? binDirectory.flatMap { missingTool(["pg_basebackup", "psql"], in: $0) }
+    }
+
+    /// What a skipped test says when one of `tools` is not in `binDirectory`; nil when all are.
+    private static func missingTool(_ tools: [String], in binDirectory: String) -> String? {
+        tools.first { !FileManager.default.isExecutableFile(atPath: "\(binDirectory)/\($0)") }
+            .map { "\(binDirectory)/\($0) is missing" }
+    }
 
     /// Whether ``shared()`` and ``init()`` can start a server on this machine.
     public static var isAvailable: Bool { unavailableReason == nil }
@@ -103,10 +111,7 @@ public final class PostgresServer: @unchecked Sendable {
                 max_connections = 200
 
                 """
-            let configuration = try FileHandle(forWritingTo: URL(fileURLWithPath: "\(directory)/data/postgresql.conf"))
-            configuration.seekToEndOfFile()
-            configuration.write(Data(settings.utf8))
-            try configuration.close()
+            try Self.append(settings, to: "\(directory)/data/postgresql.conf")
             // Another process may take the free port before the server binds it: try a few.
             for _ in 0..<3 where startedPort == nil {
                 let port = try Self.freePort()
@@ -178,19 +183,16 @@ public final class PostgresServer: @unchecked Sendable {
             primary_conninfo = 'host=127.0.0.1 port=\(port) user=postgres application_name=\(Self.standbyName)'
 
             """
-        let file = try FileHandle(forWritingTo: URL(fileURLWithPath: "\(standbyData)/postgresql.auto.conf"))
-        file.seekToEndOfFile()
-        file.write(Data(settings.utf8))
-        try file.close()
+        try Self.append(settings, to: "\(standbyData)/postgresql.auto.conf")
         let standby = try Self.freePort()
         try Self.run(
             "pg_ctl",
             ["-D", standbyData, "-l", "\(directory)/standby.log", "-w", "-t", "30", "-o", "-p \(standby)", "start"],
             asPostgres: asPostgres)
         standbyPort = standby
-        let synchronous = try waitUntil(timeout: .seconds(30), pollingEvery: .milliseconds(50)) {
-            try psql(
-                port: port, "SELECT sync_state FROM pg_stat_replication WHERE application_name = '\(Self.standbyName)'")
+        let synchronous = waitUntil(timeout: .seconds(30), pollingEvery: .milliseconds(50)) {
+            (try? psql(
+                port: port, "SELECT sync_state FROM pg_stat_replication WHERE application_name = '\(Self.standbyName)'"))
                 == "sync"
         }
         guard synchronous else { throw PostgresServerError("the standby did not become synchronous") }
@@ -213,13 +215,7 @@ public final class PostgresServer: @unchecked Sendable {
     public func promoteStandby() throws {
         guard let standbyPort else { throw PostgresServerError("no standby to promote") }
         try Self.run("pg_ctl", ["-D", standbyData, "-w", "-t", "30", "promote"], asPostgres: asPostgres)
-        try Self.run(
-            "psql",
-            [
-                "-h", "127.0.0.1", "-p", String(standbyPort), "-U", "postgres", "-d", "postgres",
-                "-c", "ALTER SYSTEM SET synchronous_standby_names = ''", "-c", "SELECT pg_reload_conf()",
-            ],
-            asPostgres: false)
+        try psql(port: standbyPort, "ALTER SYSTEM SET synchronous_standby_names = ''", "SELECT pg_reload_conf()")
     }
 
     /// A libpq string for `database` on the primary and the standby, in that order, which
@@ -229,12 +225,21 @@ public final class PostgresServer: @unchecked Sendable {
             + "target_session_attrs=read-write connect_timeout=2"
     }
 
-    /// One value from `psql` on 127.0.0.1:`port`, or nil when it fails.
-    private func psql(port: UInt16, _ sql: String) throws -> String? {
-        let output = try? Self.run(
-            "psql", ["-h", "127.0.0.1", "-p", String(port), "-U", "postgres", "-d", "postgres", "-Atc", sql],
-            asPostgres: false)
-        return output?.trimmingCharacters(in: .whitespacesAndNewlines)
+    /// Runs `statements` with `psql` on 127.0.0.1:`port`, in order; returns what they printed,
+    /// unaligned and without headers (one value for one query of one value).
+    @discardableResult
+    private func psql(port: UInt16, _ statements: String...) throws -> String {
+        let arguments = ["-h", "127.0.0.1", "-p", String(port), "-U", "postgres", "-d", "postgres", "-At"]
+        return try Self.run("psql", arguments + statements.flatMap { ["-c", $0] }, asPostgres: false)
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// Appends `settings` to a server's configuration file.
+    private static func append(_ settings: String, to path: String) throws {
+        let file = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+        file.seekToEndOfFile()
+        file.write(Data(settings.utf8))
+        try file.close()
     }
 
     /// Stops the server and keeps its directory: for a test of a database that went away.

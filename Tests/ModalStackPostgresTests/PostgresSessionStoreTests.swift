@@ -111,7 +111,9 @@ struct PostgresSessionStoreTests {
 
     @Test(
         "through PgBouncer in transaction mode: named statements meet another client's; unnamed ones, and settings per transaction, work",
-        .enabled(if: PostgresServer.pgBouncerUnavailableReason == nil, "PgBouncer is not installed"))
+        .enabled(
+            if: PostgresServer.pgBouncerUnavailableReason == nil,
+            Comment(rawValue: PostgresServer.pgBouncerUnavailableReason ?? "")))
     func transactionPooler() throws {
         let server = try PostgresServer()
         defer { server.stop() }

@@ -132,6 +132,10 @@ struct Endpoints: Sendable {
         let text = metrics.render(gauges: [
             ("modalstack_sessions", "Sessions stored.", sessions),
             (
+                "modalstack_store_reads_waiting", "Requests suspended while the database answers their read.",
+                Double(service.readsWaitingForStore)
+            ),
+            (
                 "modalstack_long_polls_waiting", "Long polls held, waiting for a change.",
                 Double(metrics.longPollsWaiting.load(ordering: .relaxed))
             ),
@@ -526,10 +530,11 @@ struct Endpoints: Sendable {
     private func sessionVersion(_ request: HTTPRequest) throws -> HTTPResponse {
         let sessionID = try request.sessionID()
         let version = try request.versionParameter()
-        guard let (current, body) = try service.renderedSession(id: sessionID) else {
+        guard let rendered = try service.renderedSession(id: sessionID) else {
             throw Problem.sessionNotFound(sessionID)
         }
-        if version == current.version { return try Responses.read(body, of: current, for: request) }
+        let current = rendered.session
+        if version == current.version { return try Responses.read(rendered.body, of: current, for: request) }
         guard version < current.version else {
             throw Problem.versionNotFound(version, currentVersion: current.version)
         }

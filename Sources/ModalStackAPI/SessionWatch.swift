@@ -25,31 +25,39 @@ struct SessionWatch: Sendable {
 
     // MARK: Long poll
 
+    /// On a shared store the read suspends the request while the database answers: no worker
+    /// thread waits for it.
     func getSession(_ request: HTTPRequest, reply: HTTPReply, grant: Grant) {
+        let id: String
+        let condition: EntityTag.Condition?
+        let wait: Int?
         do {
-            let id = try request.sessionID()
-            let condition = try request.ifNoneMatch()
+            id = try request.sessionID()
+            condition = try request.ifNoneMatch()
             // A long poll is held no longer than its token lives.
-            let wait = try waitSeconds(request).map { wait in
+            wait = try waitSeconds(request).map { wait in
                 millisecondsLeft(grant).map { min(wait, Int($0 / 1000)) } ?? wait
             }
-            guard let (session, body) = try service.renderedSession(id: id) else {
-                // A long poll on a session that does not exist waits for it to be made.
-                guard let condition, let wait, wait > 0 else { throw Problem.sessionNotFound(id) }
-                hold(reply, sessionID: id, watched: nil, until: condition, wait: wait)
-                return
-            }
-            guard let condition, condition.matches(session.version, weakly: true) else {
-                reply.send(Responses.sessionBody(200, body, session))
-                return
-            }
-            guard let wait, wait > 0 else {
-                reply.send(notModified(session.version, appliedWait: nil))
-                return
-            }
-            hold(reply, sessionID: id, watched: session, until: condition, wait: wait)
         } catch {
-            reply.send(Responses.problem(for: error))
+            return reply.send(Responses.problem(for: error))
+        }
+        service.renderedSession(id: id) { [self] read in
+            do {
+                guard let current = try read.get() else {
+                    // A long poll on a session that does not exist waits for it to be made.
+                    guard let condition, let wait, wait > 0 else { throw Problem.sessionNotFound(id) }
+                    return hold(reply, sessionID: id, watched: nil, until: condition, wait: wait)
+                }
+                guard let condition, condition.matches(current.session.version, weakly: true) else {
+                    return reply.send(Responses.sessionBody(200, current.body, current.session))
+                }
+                guard let wait, wait > 0 else {
+                    return reply.send(notModified(current.session.version, appliedWait: nil))
+                }
+                hold(reply, sessionID: id, watched: current.session, until: condition, wait: wait)
+            } catch {
+                reply.send(Responses.problem(for: error))
+            }
         }
     }
 
@@ -82,8 +90,8 @@ struct SessionWatch: Sendable {
                 }
             })
         // A change committed between the read above and the subscription must not be missed.
-        if let current = try? service.session(id: sessionID), moved(current) {
-            changed(current)
+        service.renderedSession(id: sessionID) { read in
+            if let current = try? read.get()?.session, moved(current) { changed(current) }
         }
         time.schedule(after: .seconds(wait)) {
             guard let watched else {

@@ -17,6 +17,10 @@ public final class PostgresSessionStore: SessionStore {
     private let readers: PostgresPool
     private let writers: PostgresPool
     private let changeNotifications = PostgresChangeNotifications()
+    /// Reads that do not hold their caller's thread, many answered per round trip: of sessions,
+    /// and of idempotency keys' responses.
+    private let batchReads: PostgresBatchReads<StampedRead>
+    private let keyLookups: PostgresBatchReads<KeyLookup>
 
     /// Connects to the database of `connectionString` (a libpq string or a `postgresql://` URL),
     /// creates or migrates the schema under an advisory lock (so instances starting together
@@ -49,6 +53,20 @@ public final class PostgresSessionStore: SessionStore {
             connectionString: connectionString, size: 1, preparesStatements: prepares,
             transactionSetup: "SET LOCAL synchronous_commit = \(durability == .full ? "on" : "off")")
         let name = displayName
+        batchReads = PostgresBatchReads(
+            connectionString: connectionString, preparesStatement: prepares, sql: Self.stampedReadSQL,
+            parameters: Self.stampedReadParameters,
+            deliver: { reads, result in
+                Self.deliver(reads, result, database: name, answers: Self.storedSessions, to: \.done)
+            })
+        keyLookups = PostgresBatchReads(
+            connectionString: connectionString, preparesStatement: prepares, sql: Self.keyLookupSQL,
+            parameters: { [retention, time] lookups in
+                Self.keyLookupParameters(lookups, oldestKept: retention.oldestResponseKept(at: time.now()))
+            },
+            deliver: { lookups, result in
+                Self.deliver(lookups, result, database: name, answers: Self.storedResponses, to: \.done)
+            })
         let refusal: String?
         do {
             refusal = try writers.withConnection { connection throws(PostgresError) in try Self.migrate(connection) }
@@ -64,17 +82,71 @@ public final class PostgresSessionStore: SessionStore {
         return try rows.rows.first.map { row throws(StoreError) in try Self.session(row) }
     }
 
-    public func stamp(sessionID: String) throws(StoreError) -> SessionStamp? {
-        let rows = try query("SELECT version, created_at, updated_at FROM sessions WHERE id = $1", [sessionID])
-        guard let row = rows.rows.first else { return nil }
-        guard row.count == 3, let version = row[0].flatMap({ Int64($0) }),
-            let createdAt = row[1].flatMap({ Int64($0) }), let updatedAt = row[2].flatMap({ Int64($0) })
-        else {
-            throw StoreError(.corrupt, "a stored session's version is not in the expected form")
+    public func session(id: String, unlessAt stamp: SessionStamp?) throws(StoreError) -> StoredSession {
+        let read = [StampedRead(sessionID: id, stamp: stamp, done: { _ in })]
+        return try Self.storedSessions(read, from: try query(Self.stampedReadSQL, Self.stampedReadParameters(read)))[0]
+    }
+
+    public func session(
+        id: String, unlessAt stamp: SessionStamp?,
+        then done: @escaping @Sendable (Result<StoredSession, StoreError>) -> Void
+    ) {
+        batchReads.submit(StampedRead(sessionID: id, stamp: stamp, done: done))
+    }
+
+    /// A read of a session by one who holds it at `stamp` (nil: holds none).
+    struct StampedRead: Sendable {
+        let sessionID: String
+        let stamp: SessionStamp?
+        let done: @Sendable (Result<StoredSession, StoreError>) -> Void
+    }
+
+    /// One statement for many stamped reads: each read's stamp, and the whole session only where
+    /// the stamp is not the stored one. A read's answer is the row of its position (none: no session).
+    static let stampedReadSQL = """
+        SELECT w.n, s.id, s.version, s.created_at, s.updated_at, d.stack, d.queue, s.ttl, d.path
+        FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::bigint[])
+            WITH ORDINALITY AS w(id, version, created_at, updated_at, n)
+        JOIN sessions s ON s.id = w.id
+        LEFT JOIN LATERAL (SELECT s.stack, s.queue, s.path
+            WHERE (s.version, s.created_at, s.updated_at)
+                IS DISTINCT FROM (w.version, w.created_at, w.updated_at)) d ON true
+        """
+
+    static func stampedReadParameters(_ reads: [StampedRead]) -> [String?] {
+        [
+            PostgresArray.text(reads.map(\.sessionID)),
+            PostgresArray.bigint(reads.map { $0.stamp?.version }),
+            PostgresArray.bigint(reads.map { $0.stamp?.createdAt.millisecondsSinceEpoch }),
+            PostgresArray.bigint(reads.map { $0.stamp?.updatedAt.millisecondsSinceEpoch }),
+        ]
+    }
+
+    /// What the store holds for each of `reads`, in their order, from the rows of their statement.
+    static func storedSessions(_ reads: [StampedRead], from rows: PostgresRows) throws(StoreError) -> [StoredSession] {
+        var stored = [StoredSession](repeating: .changed(nil), count: reads.count)
+        for row in rows.rows {
+            guard row.count == 9, let position = row[0].flatMap({ Int($0) }), reads.indices.contains(position - 1)
+            else { throw StoreError(.corrupt, "a stored session's stamp is not in the expected form") }
+            stored[position - 1] = row[5] == nil ? .unchanged : .changed(try session(Array(row[1...])))
         }
-        return SessionStamp(
-            version: version, createdAt: Timestamp(millisecondsSinceEpoch: createdAt),
-            updatedAt: Timestamp(millisecondsSinceEpoch: updatedAt))
+        return stored
+    }
+
+    /// Answers one round trip's reads (`answers` turns its rows into one answer per read, in order).
+    private static func deliver<Read, Answer>(
+        _ reads: [Read], _ result: Result<PostgresRows, PostgresError>, database: String,
+        answers: ([Read], PostgresRows) throws(StoreError) -> [Answer],
+        to done: (Read) -> @Sendable (Result<Answer, StoreError>) -> Void
+    ) {
+        let answered: Result<[Answer], StoreError>
+        switch result {
+        case .success(let rows): answered = Result { () throws(StoreError) in try answers(reads, rows) }
+        case .failure(let error): answered = .failure(storeError(error, database: database))
+        }
+        for (index, read) in reads.enumerated() {
+            done(read)(answered.map { $0[index] })
+        }
     }
 
     public func recentSessions(after cursor: SessionCursor?, limit: Int, at now: Timestamp) throws(StoreError)
@@ -171,24 +243,57 @@ public final class PostgresSessionStore: SessionStore {
     }
 
     public func idempotentResponse(scope: String, key: String) throws(StoreError) -> StoredResponse? {
-        let oldestKept = retention.oldestResponseKept(at: time.now())
-        let rows = try query(
-            """
-            SELECT fingerprint, status, headers, body, created_at FROM idempotent_responses
-            WHERE scope = $1 AND key = $2 AND created_at >= $3
-            """,
-            [scope, key, String(oldestKept)])
-        guard let row = rows.rows.first else { return nil }
-        guard let fingerprint = row[0].flatMap(PostgresBytes.decode), let status = row[1].flatMap({ Int($0) }),
-            let headers = row[2], let body = row[3].flatMap(PostgresBytes.decode),
-            let createdAt = row[4].flatMap({ Int64($0) })
-        else {
-            throw StoreError(.corrupt, "a stored response in \(displayName) is not in the expected form")
+        let lookup = [KeyLookup(scope: scope, key: key, done: { _ in })]
+        let parameters = Self.keyLookupParameters(lookup, oldestKept: retention.oldestResponseKept(at: time.now()))
+        return try Self.storedResponses(lookup, from: try query(Self.keyLookupSQL, parameters))[0]
+    }
+
+    public func idempotentResponse(
+        scope: String, key: String, then done: @escaping @Sendable (Result<StoredResponse?, StoreError>) -> Void
+    ) {
+        keyLookups.submit(KeyLookup(scope: scope, key: key, done: done))
+    }
+
+    /// A lookup of the response stored for an idempotency key.
+    struct KeyLookup: Sendable {
+        let scope: String
+        let key: String
+        let done: @Sendable (Result<StoredResponse?, StoreError>) -> Void
+    }
+
+    /// One statement for many key lookups; a lookup's answer is the row of its position (none:
+    /// no response kept).
+    static let keyLookupSQL = """
+        SELECT w.n, r.fingerprint, r.status, r.headers, r.body, r.created_at
+        FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS w(scope, key, n)
+        JOIN idempotent_responses r ON r.scope = w.scope AND r.key = w.key
+        WHERE r.created_at >= $3
+        """
+
+    /// The lookups' keys, and the oldest response still replayed.
+    static func keyLookupParameters(_ lookups: [KeyLookup], oldestKept: Int64) -> [String?] {
+        [PostgresArray.text(lookups.map(\.scope)), PostgresArray.text(lookups.map(\.key)), String(oldestKept)]
+    }
+
+    static func storedResponses(_ lookups: [KeyLookup], from rows: PostgresRows) throws(StoreError)
+        -> [StoredResponse?]
+    {
+        var stored = [StoredResponse?](repeating: nil, count: lookups.count)
+        for row in rows.rows {
+            guard row.count == 6, let position = row[0].flatMap({ Int($0) }), lookups.indices.contains(position - 1),
+                let fingerprint = row[1].flatMap(PostgresBytes.decode), let status = row[2].flatMap({ Int($0) }),
+                let headers = row[3], let body = row[4].flatMap(PostgresBytes.decode),
+                let createdAt = row[5].flatMap({ Int64($0) })
+            else {
+                throw StoreError(.corrupt, "a stored response is not in the expected form")
+            }
+            let lookup = lookups[position - 1]
+            stored[position - 1] = StoredResponse(
+                scope: lookup.scope, key: lookup.key, fingerprint: fingerprint, status: status,
+                headers: try RowCodec.decodeHeaders(headers), body: body,
+                createdAt: Timestamp(millisecondsSinceEpoch: createdAt))
         }
-        return StoredResponse(
-            scope: scope, key: key, fingerprint: fingerprint, status: status,
-            headers: try RowCodec.decodeHeaders(headers), body: body,
-            createdAt: Timestamp(millisecondsSinceEpoch: createdAt))
+        return stored
     }
 
     /// Instances share the database: what one holds in memory may be stale.
@@ -267,6 +372,8 @@ public final class PostgresSessionStore: SessionStore {
     /// Stops listening and closes the pools' connections; the store then answers every call as unavailable.
     public func close() {
         changeNotifications.stop()
+        batchReads.stop()
+        keyLookups.stop()
         readers.close()
         writers.close()
     }

@@ -79,21 +79,68 @@ final class LatestSessions: Sendable {
 
     /// The committed state of a session: from the session cache, or from the store when the cache
     /// does not have it. A shared store may hold a newer state another instance committed, so
-    /// there the cached session is shown only once the store's stamp for it proves it current, a
-    /// round trip that reads no document; or, within the staleness allowed, if the store showed
+    /// there the cached session is shown only once the store proves it current by its stamp, a
+    /// round trip that transfers no document; or, within the staleness allowed, if the store showed
     /// it current that recently (another instance's change is forgotten as soon as it is heard of).
     func readCommitted(_ id: String) throws(StoreError) -> CommittedRead {
+        switch held(id) {
+        case .answered(let read): return read
+        case .ask(let settled, let held):
+            return try answer(settled, held, try store.session(id: id, unlessAt: held.map { SessionStamp($0.session) }))
+        }
+    }
+
+    /// ``readCommitted(_:)`` without holding the caller's thread while a shared store answers:
+    /// `done` runs once, on the store's thread, or before this returns when no round trip is needed.
+    func readCommitted(_ id: String, then done: @escaping @Sendable (Result<CommittedRead, StoreError>) -> Void) {
+        switch held(id) {
+        case .answered(let read): done(.success(read))
+        case .ask(let settled, let held):
+            store.session(id: id, unlessAt: held.map { SessionStamp($0.session) }) { [self] stored in
+                done(Result { () throws(StoreError) in try answer(settled, held, try stored.get()) })
+            }
+        }
+    }
+
+    /// A session the cache holds, with its rendering.
+    struct Held: Sendable {
+        let session: Session
+        let rendered: [UInt8]?
+    }
+
+    /// What the cache can answer for a session without the store, or what to ask the store.
+    private enum CachedAnswer {
+        case answered(CommittedRead)
+        /// Ask the store whether it holds `held` (nil: the cache holds no session).
+        case ask(settled: UInt64, held: Held?)
+    }
+
+    private func held(_ id: String) -> CachedAnswer {
         let settled = settledBatches.load(ordering: .acquiring)
         switch cache.lookup(id) {
         case .session(let session, let rendered, let confirmedAt):
-            if store.isShared && !mayShowUnconfirmed(since: confirmedAt) {
-                guard try store.stamp(sessionID: id) == SessionStamp(session) else { return try readFromStore(id) }
-                cache.confirmed(session)
+            guard store.isShared && !mayShowUnconfirmed(since: confirmedAt) else {
+                return .answered(
+                    CommittedRead(settledBatches: settled, session: session, fromStore: false, rendered: rendered))
             }
-            return CommittedRead(settledBatches: settled, session: session, fromStore: false, rendered: rendered)
+            return .ask(settled: settled, held: Held(session: session, rendered: rendered))
         case .deleted where !store.isShared:
-            return CommittedRead(settledBatches: settled, session: nil, fromStore: false)
-        case .deleted, .miss: return try readFromStore(id)
+            return .answered(CommittedRead(settledBatches: settled, session: nil, fromStore: false))
+        case .deleted, .miss: return .ask(settled: settled, held: nil)
+        }
+    }
+
+    /// The read, once the store said what it holds against what the cache held.
+    private func answer(_ settled: UInt64, _ held: Held?, _ stored: StoredSession) -> CommittedRead {
+        switch (stored, held) {
+        case (.unchanged, let held?):
+            cache.confirmed(held.session)
+            return CommittedRead(
+                settledBatches: settled, session: held.session, fromStore: false, rendered: held.rendered)
+        case (.changed(let session), _):
+            return CommittedRead(settledBatches: settled, session: session, fromStore: true)
+        case (.unchanged, nil):
+            preconditionFailure("a store answered a read of no stamp with unchanged")
         }
     }
 

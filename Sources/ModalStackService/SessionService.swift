@@ -2,6 +2,7 @@ import Dispatch
 import Locking
 import ModalStackCore
 import ModalStackStore
+import Synchronization
 import Timekeeping
 
 /// Runs changes against sessions: preconditions, idempotent replays, the core's rules, then a
@@ -44,6 +45,7 @@ public final class SessionService: Sendable {
     private let keysInFlight = LockedValue(Set<IdempotencyKey.Name>())
     /// Why the last commit failed, until one succeeds: readiness reports it.
     private let lastCommitFailure = LockedValue<StoreError?>(nil)
+    private let readsWaiting = Atomic<Int>(0)
 
     public init(
         store: any SessionStore, rules: SessionRules, catalog: Catalog?, metrics: any CommitMetrics,
@@ -67,20 +69,43 @@ public final class SessionService: Sendable {
         try renderedSession(id: id)?.session
     }
 
+    /// A session and its JSON.
+    public struct RenderedSession: Sendable {
+        public let session: Session
+        public let body: [UInt8]
+    }
+
     /// The session and its JSON, rendered once per version and kept in the session cache.
-    public func renderedSession(id: String) throws(StoreError) -> (session: Session, body: [UInt8])? {
-        let now = time.now()
-        let read = try latest.readCommitted(id)
-        guard let session = read.session, !session.isExpired(at: now) else { return nil }
+    public func renderedSession(id: String) throws(StoreError) -> RenderedSession? {
+        rendered(try latest.readCommitted(id))
+    }
+
+    /// ``renderedSession(id:)`` without holding the caller's thread while a shared store answers:
+    /// `done` runs once, on the store's thread, or before this returns when no round trip is needed.
+    public func renderedSession(
+        id: String, then done: @escaping @Sendable (Result<RenderedSession?, StoreError>) -> Void
+    ) {
+        readsWaiting.add(1, ordering: .relaxed)
+        latest.readCommitted(id) { [self] read in
+            readsWaiting.subtract(1, ordering: .relaxed)
+            done(read.map(rendered))
+        }
+    }
+
+    /// Reads of the store that have not been answered yet, each a request waiting for its answer.
+    public var readsWaitingForStore: Int { readsWaiting.load(ordering: .relaxed) }
+
+    private func rendered(_ read: CommittedRead) -> RenderedSession? {
+        guard let session = read.session, !session.isExpired(at: time.now()) else { return nil }
         var rendered = read.rendered
         if read.fromStore {
             latest.loaded(read)
             rendered = latest.cache.rendering(of: session)
         }
-        if let rendered { return (session, rendered) }
+        if let rendered { return RenderedSession(session: session, body: rendered) }
         let body = session.serialized()
         latest.cache.rendered(body, for: session)
-        return (session, body)
+        return RenderedSession(session: session, body: body)
     }
 
     /// A presentation of `session` in any state: on the stack, queued, or dismissed and still kept.
@@ -175,31 +200,37 @@ public final class SessionService: Sendable {
             case .superseded: decide(request, render: render, finish: finish)
             }
         }
-        let admission: Admission
-        do throws(StoreError) {
-            admission = try admit(request, replaying: request.idempotencyKey, finish: committed)
-        } catch {
-            return finish(.refused(.storeFailed(error)))
-        }
-        switch admission {
-        case .refused(let refusal): finish(explained(.refused(refusal), in: request.sessionID))
-        case .replayed(let stored): finish(.replayed(stored))
-        case .unchanged(let outcome): finish(.answered(render(outcome, SessionDocument(outcome.session))))
-        case .reserved(let ticket, let outcome, let writes):
-            // Rendered outside the commit lock; the committer waits for it at this place in the queue.
-            let document = SessionDocument(outcome.session)
-            let rendered = render(outcome, document)
-            answer.withLock { $0 = rendered }
-            var writes = writes
-            if let change = outcome.change {
-                let stored = request.idempotencyKey.map { $0.storing(rendered, at: time.now()) }
-                writes.append(
-                    .save(
-                        SessionUpdate(
-                            session: outcome.session, document: document, dismissed: outcome.dismissed,
-                            change: change, response: stored)))
+        admit(request, replaying: request.idempotencyKey, finish: committed) { [self] admitted in
+            let admission: Admission
+            switch admitted {
+            case .success(let admitted): admission = admitted
+            case .failure(let error): return finish(.refused(.storeFailed(error)))
             }
-            perform(latest.withWritePath { $0.queue.ready(ticket, writes: writes) })
+            switch admission {
+            case .refused(.rejected(let error)) where error.kind == .presentationNotFound && store.isShared:
+                // Explaining it reads the store: not on the thread that answers a shared store's reads.
+                DispatchQueue.global().async {
+                    finish(self.explained(.refused(.rejected(error)), in: request.sessionID))
+                }
+            case .refused(let refusal): finish(explained(.refused(refusal), in: request.sessionID))
+            case .replayed(let stored): finish(.replayed(stored))
+            case .unchanged(let outcome): finish(.answered(render(outcome, SessionDocument(outcome.session))))
+            case .reserved(let ticket, let outcome, let writes):
+                // Rendered outside the commit lock; the committer waits for it at this place in the queue.
+                let document = SessionDocument(outcome.session)
+                let rendered = render(outcome, document)
+                answer.withLock { $0 = rendered }
+                var writes = writes
+                if let change = outcome.change {
+                    let stored = request.idempotencyKey.map { $0.storing(rendered, at: time.now()) }
+                    writes.append(
+                        .save(
+                            SessionUpdate(
+                                session: outcome.session, document: document, dismissed: outcome.dismissed,
+                                change: change, response: stored)))
+                }
+                perform(latest.withWritePath { $0.queue.ready(ticket, writes: writes) })
+            }
         }
     }
 
@@ -219,33 +250,32 @@ public final class SessionService: Sendable {
         sessionID id: String, expecting expected: ExpectedVersion?,
         completion: @escaping @Sendable (Result<Void, ChangeRefusal>) -> Void
     ) {
-        let outcome: Result<CommitQueue.Action, ChangeRefusal>
-        do throws(StoreError) {
-            outcome = try onLatest(id) { path, latest -> Result<CommitQueue.Action, ChangeRefusal> in
-                guard let session = latest.session, latest.isPending || !session.isExpired(at: time.now()) else {
-                    return .failure(.sessionNotFound(id))
-                }
-                if let expected, !expected.matches(session.version) {
-                    return .failure(.versionMismatch(current: session.version))
-                }
-                // Without If-Match the client wants the session gone, whatever another instance did to it.
-                let write = SessionWrite.delete(sessionID: id, expectedVersion: expected.map { _ in session.version })
-                return .success(
-                    path.enqueue(
-                        PendingCommit(sessionID: id, writes: [write], session: nil, change: nil) { [self] outcome in
-                            switch outcome {
-                            case .durable: completion(.success(()))
-                            case .failed(let error): completion(.failure(.storeFailed(error)))
-                            case .superseded: delete(sessionID: id, expecting: expected, completion: completion)
-                            }
-                        }))
+        let decided: @Sendable (Result<Result<CommitQueue.Action, ChangeRefusal>, StoreError>) -> Void = {
+            [self] decided in
+            switch decided {
+            case .success(.success(let action)): perform(action)
+            case .success(.failure(let refusal)): completion(.failure(refusal))
+            case .failure(let error): completion(.failure(.storeFailed(error)))
             }
-        } catch {
-            return completion(.failure(.storeFailed(error)))
         }
-        switch outcome {
-        case .success(let action): perform(action)
-        case .failure(let refusal): completion(.failure(refusal))
+        onLatest(id, then: decided) { [self] path, latest -> Result<CommitQueue.Action, ChangeRefusal> in
+            guard let session = latest.session, latest.isPending || !session.isExpired(at: time.now()) else {
+                return .failure(.sessionNotFound(id))
+            }
+            if let expected, !expected.matches(session.version) {
+                return .failure(.versionMismatch(current: session.version))
+            }
+            // Without If-Match the client wants the session gone, whatever another instance did to it.
+            let write = SessionWrite.delete(sessionID: id, expectedVersion: expected.map { _ in session.version })
+            return .success(
+                path.enqueue(
+                    PendingCommit(sessionID: id, writes: [write], session: nil, change: nil) { [self] outcome in
+                        switch outcome {
+                        case .durable: completion(.success(()))
+                        case .failed(let error): completion(.failure(.storeFailed(error)))
+                        case .superseded: delete(sessionID: id, expecting: expected, completion: completion)
+                        }
+                    }))
         }
     }
 
@@ -296,15 +326,21 @@ public final class SessionService: Sendable {
     /// and reserves its place in the commit queue. A change with an idempotency key whose
     /// response is stored is answered with it instead.
     private func admit(
-        _ request: ChangeRequest, replaying key: IdempotencyKey?, finish: @escaping @Sendable (CommitOutcome) -> Void
-    ) throws(StoreError) -> Admission {
-        let storedAnswer = { () throws(StoreError) -> Admission? in
-            guard let key, let stored = try self.store.idempotentResponse(scope: key.scope, key: key.key) else {
-                return nil
+        _ request: ChangeRequest, replaying key: IdempotencyKey?, finish: @escaping @Sendable (CommitOutcome) -> Void,
+        then done: @escaping @Sendable (Result<Admission, StoreError>) -> Void
+    ) {
+        let storedAnswer: AnsweredFirst<Admission> = { [store] answered in
+            guard let key else { return answered(.success(nil)) }
+            store.idempotentResponse(scope: key.scope, key: key.key) { stored in
+                answered(
+                    stored.map { stored in
+                        stored.map {
+                            $0.fingerprint == key.fingerprint ? .replayed($0) : .refused(.idempotencyKeyReused)
+                        }
+                    })
             }
-            return stored.fingerprint == key.fingerprint ? .replayed(stored) : .refused(.idempotencyKeyReused)
         }
-        return try onLatest(request.sessionID, answeredFirst: storedAnswer) { path, latest in
+        onLatest(request.sessionID, answeredFirst: storedAnswer, then: done) { [self] path, latest in
             let id = request.sessionID
             let now = time.now()
             // A session that expired but was not swept yet counts as gone.
@@ -337,20 +373,37 @@ public final class SessionService: Sendable {
         }
     }
 
+    /// Looks up what answers a change before it is decided (its idempotency key's stored
+    /// response), then calls back with it, or with nil.
+    private typealias AnsweredFirst<Decided> =
+        @Sendable (
+            _ answered: @escaping @Sendable (Result<Decided?, StoreError>) -> Void
+        ) -> Void
+
     /// Runs `decision` under the commit lock on the latest state of the session, read before the
     /// lock is taken; read again if a batch settled in between and the session cache no longer
     /// holds the session. `answeredFirst` runs after each read: what it answers is the result.
-    private func onLatest<Result>(
-        _ id: String, answeredFirst: () throws(StoreError) -> Result? = { nil },
-        _ decision: (inout LatestSessions.WritePath, LatestSessions.Latest) -> Result
-    ) throws(StoreError) -> Result {
-        while true {
-            let read = try latest.readCommitted(id)
+    /// `done` gets the result; no thread waits while a shared store answers the reads.
+    private func onLatest<Decided: Sendable>(
+        _ id: String, answeredFirst: @escaping AnsweredFirst<Decided> = { $0(.success(nil)) },
+        then done: @escaping @Sendable (Result<Decided, StoreError>) -> Void,
+        _ decision: @escaping @Sendable (inout LatestSessions.WritePath, LatestSessions.Latest) -> Decided
+    ) {
+        latest.readCommitted(id) { [self] readResult in
+            let read: CommittedRead
+            do throws(StoreError) { read = try readResult.get() } catch { return done(.failure(error)) }
             // An idempotency key is looked up after the session is read: another instance commits
             // its response with its version, so a session read at that version (or later) finds the
             // response, and one read before it leads to a commit that is superseded and decided again.
-            if let answer = try answeredFirst() { return answer }
-            if let decided = latest.decide(id, read: read, decision) { return decided }
+            answeredFirst { [self] answered in
+                switch answered {
+                case .failure(let error): done(.failure(error))
+                case .success(let answer?): done(.success(answer))
+                case .success(nil):
+                    if let decided = latest.decide(id, read: read, decision) { return done(.success(decided)) }
+                    onLatest(id, answeredFirst: answeredFirst, then: done, decision)
+                }
+            }
         }
     }
 

@@ -19,3 +19,11 @@ public struct SessionStamp: Hashable, Sendable {
         self.init(version: session.version, createdAt: session.createdAt, updatedAt: session.updatedAt)
     }
 }
+
+/// What a store holds of a session, against the stamp of the one the caller holds.
+public enum StoredSession: Sendable, Equatable {
+    /// The store holds the session at the caller's stamp.
+    case unchanged
+    /// The store holds another state: this one (nil: no session).
+    case changed(Session?)
+}

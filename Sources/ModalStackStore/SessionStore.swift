@@ -12,9 +12,16 @@ public protocol SessionStore: Sendable {
     /// The session as last written, or nil if it was never written or was deleted.
     func session(id: String) throws(StoreError) -> Session?
 
-    /// The stamp of the session as last written, or nil: for a shared store, whether what this
-    /// process holds is what the store holds, without reading and parsing the whole session.
-    func stamp(sessionID: String) throws(StoreError) -> SessionStamp?
+    /// The session as last written, unless it is the one the caller holds at `stamp` (nil: the
+    /// caller holds none): for a shared store, whether what this process holds is what the store
+    /// holds, without transferring and parsing the whole session when it is.
+    func session(id: String, unlessAt stamp: SessionStamp?) throws(StoreError) -> StoredSession
+
+    /// ``session(id:unlessAt:)`` without holding the caller's thread while a database answers:
+    /// `done` runs once, on the store's own thread, or before this returns for an embedded store.
+    func session(
+        id: String, unlessAt stamp: SessionStamp?,
+        then done: @escaping @Sendable (Result<StoredSession, StoreError>) -> Void)
 
     /// A presentation that left the session (dismissed, cancelled, replaced away), if still kept.
     func dismissedPresentation(id: String, sessionID: String) throws(StoreError) -> Presentation?
@@ -52,6 +59,11 @@ public protocol SessionStore: Sendable {
     /// The response stored for an idempotency key, if it is still kept.
     func idempotentResponse(scope: String, key: String) throws(StoreError) -> StoredResponse?
 
+    /// ``idempotentResponse(scope:key:)`` without holding the caller's thread while a database
+    /// answers: `done` runs once, on the store's own thread, or before this returns for an embedded store.
+    func idempotentResponse(
+        scope: String, key: String, then done: @escaping @Sendable (Result<StoredResponse?, StoreError>) -> Void)
+
     /// Applies the writes in one atomic transaction; when this returns, all of it is committed
     /// but the writes of the sessions it returns. The caller passes many writes at once to
     /// commit them together (group commit).
@@ -78,8 +90,24 @@ public protocol SessionStore: Sendable {
 
 extension SessionStore {
     /// By default from the whole session: only a shared store is asked, and it answers itself.
-    public func stamp(sessionID: String) throws(StoreError) -> SessionStamp? {
-        try session(id: sessionID).map(SessionStamp.init)
+    public func session(id: String, unlessAt stamp: SessionStamp?) throws(StoreError) -> StoredSession {
+        let stored = try session(id: id)
+        return stamp != nil && stored.map(SessionStamp.init) == stamp ? .unchanged : .changed(stored)
+    }
+
+    /// By default on the caller's thread: an embedded store answers without waiting on a server.
+    public func session(
+        id: String, unlessAt stamp: SessionStamp?,
+        then done: @escaping @Sendable (Result<StoredSession, StoreError>) -> Void
+    ) {
+        done(Result { () throws(StoreError) in try session(id: id, unlessAt: stamp) })
+    }
+
+    /// By default on the caller's thread: an embedded store answers without waiting on a server.
+    public func idempotentResponse(
+        scope: String, key: String, then done: @escaping @Sendable (Result<StoredResponse?, StoreError>) -> Void
+    ) {
+        done(Result { () throws(StoreError) in try idempotentResponse(scope: scope, key: key) })
     }
 
     /// By default the exact count: for an embedded engine, counting is a walk of its smallest

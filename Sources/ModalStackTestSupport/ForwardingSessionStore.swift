@@ -36,7 +36,22 @@ extension ForwardingSessionStore {
 
     public func sessionCount() throws(StoreError) -> Int { try base.sessionCount() }
 
-    public func stamp(sessionID: String) throws(StoreError) -> SessionStamp? { try base.stamp(sessionID: sessionID) }
+    public func session(id: String, unlessAt stamp: SessionStamp?) throws(StoreError) -> StoredSession {
+        try base.session(id: id, unlessAt: stamp)
+    }
+
+    public func idempotentResponse(
+        scope: String, key: String, then done: @escaping @Sendable (Result<StoredResponse?, StoreError>) -> Void
+    ) {
+        base.idempotentResponse(scope: scope, key: key, then: done)
+    }
+
+    public func session(
+        id: String, unlessAt stamp: SessionStamp?,
+        then done: @escaping @Sendable (Result<StoredSession, StoreError>) -> Void
+    ) {
+        base.session(id: id, unlessAt: stamp, then: done)
+    }
 
     public func estimatedSessionCount() throws(StoreError) -> Int { try base.estimatedSessionCount() }
 

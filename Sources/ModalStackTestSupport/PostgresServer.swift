@@ -225,11 +225,11 @@ public final class PostgresServer: @unchecked Sendable {
             + "target_session_attrs=read-write connect_timeout=2"
     }
 
-    /// Runs `statements` with `psql` on 127.0.0.1:`port`, in order; returns what they printed,
-    /// unaligned and without headers (one value for one query of one value).
+    /// Runs `statements` with `psql` on `database` at 127.0.0.1:`port`, in order; returns what they
+    /// printed, unaligned and without headers (one value for one query of one value).
     @discardableResult
-    private func psql(port: UInt16, _ statements: String...) throws -> String {
-        let arguments = ["-h", "127.0.0.1", "-p", String(port), "-U", "postgres", "-d", "postgres", "-At"]
+    private func psql(port: UInt16, database: String = "postgres", _ statements: String...) throws -> String {
+        let arguments = ["-h", "127.0.0.1", "-p", String(port), "-U", "postgres", "-d", database, "-At"]
         return try Self.run("psql", arguments + statements.flatMap { ["-c", $0] }, asPostgres: false)
             .trimmingCharacters(in: .whitespacesAndNewlines)
     }
@@ -281,6 +281,42 @@ public final class PostgresServer: @unchecked Sendable {
     public func url(database: String, port: UInt16? = nil) -> String {
         "postgresql://postgres@127.0.0.1:\(port ?? self.port)/\(database)"
     }
+
+    // MARK: A table held locked
+
+    /// Takes an exclusive lock on `table` of `database` and holds it until ``release(_:)``: every
+    /// statement that reads the table waits meanwhile, as on a database that stopped answering.
+    /// Returns once the lock is held.
+    public func lock(table: String, database: String) throws -> ChildProcess {
+        let holder = try ChildProcess(
+            "\(Self.binDirectory ?? "")/psql",
+            [
+                "-h", "127.0.0.1", "-p", String(port), "-U", "postgres", "-d", database, "-c",
+                "BEGIN; LOCK TABLE \(table) IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(3600)",
+            ], environment: ["PGAPPNAME": Self.lockHolderName])
+        let held = try waitUntil(timeout: .seconds(10)) {
+            try psql(
+                port: port, database: database,
+                "SELECT count(*) FROM pg_locks WHERE relation = '\(table)'::regclass AND mode = 'AccessExclusiveLock' AND granted"
+            ) == "1"
+        }
+        guard held else {
+            holder.send(SIGKILL)
+            _ = holder.waitForExit()
+            throw PostgresServerError("no exclusive lock on \(table) within 10 s")
+        }
+        return holder
+    }
+
+    /// Ends the lock's transaction (its backend is terminated) and waits for its holder to exit.
+    public func release(_ holder: ChildProcess) throws {
+        try psql(
+            port: port,
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = '\(Self.lockHolderName)'")
+        _ = holder.waitForExit()
+    }
+
+    private static let lockHolderName = "modalstack_test_lock"
 
     // MARK: PgBouncer
 

@@ -37,6 +37,8 @@ struct MultiInstanceTests {
     static let killLoad = 50...300
     /// Changes acknowledged after the kill (on B) before the writers stop.
     static let loadAfterKill = 20
+    /// GET requests held waiting on PostgreSQL at once by an instance with two HTTP threads.
+    static let readsInFlight = 300
 
     // MARK: Read your writes
 
@@ -72,6 +74,53 @@ struct MultiInstanceTests {
                 + "\(reads) immediate reads on the other two, \(stale.count) older than the acknowledged version")
         #expect(stale.isEmpty, "\(stale.count) reads missed the acknowledged change: \(stale.prefix(5))")
         #expect(final.json["version"]?.intValue == Self.readRounds + 1)
+    }
+
+    // MARK: Requests in flight
+
+    @Test(
+        "two HTTP threads: 300 reads wait on a locked table at once, the instance answers others meanwhile, then each its own"
+    )
+    func readsInFlightBeyondThreads() throws {
+        let postgres = try PostgresServer.shared()
+        let database = try postgres.createDatabase("inflight")
+        let server = try ServerProcess(arguments: ["--threads", "2"], databaseURL: postgres.url(database: database))
+        let client = server.client()
+        let base = "/v1/sessions/\(uniqueSessionID("inflight"))"
+        try #require(try client.call("PUT", base).status == 201)
+        let made = try client.call("POST", "\(base)/presentations", json: ["destination": .string("a")])
+        try #require(made.status == 201)
+        let acknowledged = try #require(made.json["session"])
+        // Every read of the sessions table now waits, as on a database that stopped answering.
+        let lock = try postgres.lock(table: "sessions", database: database)
+        var locked = true
+        defer { if locked { try? postgres.release(lock) } }
+        let readers = (0..<Self.readsInFlight).map { _ in server.client() }
+        for reader in readers {
+            try reader.sendRaw(Array("GET \(base) HTTP/1.1\r\nHost: \(server.host)\r\n\r\n".utf8))
+        }
+        func waiting() throws -> Double? {
+            metric(try client.send(method: "GET", path: "/metrics").text, "modalstack_store_reads_waiting")
+        }
+        let allWaiting = try waitUntil(timeout: .seconds(30), pollingEvery: .milliseconds(5)) {
+            try waiting() == Double(Self.readsInFlight)
+        }
+        let waitingAtOnce = try waiting() ?? -1
+        #expect(allWaiting, "\(waitingAtOnce) of \(Self.readsInFlight) reads waiting on PostgreSQL at once")
+        // The two threads are free: neither waits for the database.
+        #expect(try client.send(method: "GET", path: "/livez").status == 200)
+        try postgres.release(lock)
+        locked = false
+        var answered = 0
+        for reader in readers {
+            let response = try reader.readResponse()
+            if response.status == 200 && (try? JSONParser.parse(response.body)) == acknowledged { answered += 1 }
+        }
+        print(
+            "MultiInstanceTests.readsInFlightBeyondThreads: \(Self.readsInFlight) reads waiting at once on --threads 2, "
+                + "\(answered) answered with the acknowledged session once the lock went")
+        #expect(answered == Self.readsInFlight)
+        #expect(try waiting() == 0)
     }
 
     // MARK: Gap-free versions

@@ -146,6 +146,22 @@ final class GatedStore: ForwardingSessionStore {
         return try base.session(id: id)
     }
 
+    func session(id: String, unlessAt stamp: SessionStamp?) throws(StoreError) -> StoredSession {
+        let stored = try base.session(id: id, unlessAt: stamp)
+        if case .changed = stored { state.withLock { $0.sessionReads += 1 } }
+        return stored
+    }
+
+    func session(
+        id: String, unlessAt stamp: SessionStamp?,
+        then done: @escaping @Sendable (Result<StoredSession, StoreError>) -> Void
+    ) {
+        base.session(id: id, unlessAt: stamp) { [self] stored in
+            if case .success(.changed) = stored { state.withLock { $0.sessionReads += 1 } }
+            done(stored)
+        }
+    }
+
     func commit(_ writes: [SessionWrite]) throws(StoreError) -> Set<String> {
         let held = state.withLock { state in
             state.commitSizes.append(writes.count)

@@ -222,10 +222,23 @@ private final class AfterFirstKeyLookup: ForwardingSessionStore, @unchecked Send
 
     func idempotentResponse(scope: String, key: String) throws(StoreError) -> StoredResponse? {
         let found = try base.idempotentResponse(scope: scope, key: key)
+        runHook()
+        return found
+    }
+
+    func idempotentResponse(
+        scope: String, key: String, then done: @escaping @Sendable (Result<StoredResponse?, StoreError>) -> Void
+    ) {
+        base.idempotentResponse(scope: scope, key: key) { [self] found in
+            runHook()
+            done(found)
+        }
+    }
+
+    private func runHook() {
         hook.withLock { hook in
             defer { hook = nil }
             return hook
         }?()
-        return found
     }
 }

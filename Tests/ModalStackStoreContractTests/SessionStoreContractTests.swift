@@ -1,3 +1,5 @@
+import Dispatch
+import Locking
 import ModalStackCore
 import ModalStackStore
 import ModalStackTestSupport
@@ -29,6 +31,45 @@ struct SessionStoreContractTests {
         try store.commit([Fixtures.save(session)])
         #expect(try store.session(id: "s1") == session)
         #expect(try store.sessionCount() == 1)
+    }
+
+    @Test(
+        "a read by stamp transfers nothing while the stamp is the stored one, else the session; alone or in a crowd",
+        arguments: StoreEngine.all)
+    func readByStamp(engine: StoreEngine) throws {
+        let store = try engine()
+        let current = Fixtures.session("s1", version: 2)
+        try store.commit([Fixtures.save(Fixtures.session("s1")), Fixtures.save(current)])
+        var remade = current
+        remade.createdAt = Timestamp(millisecondsSinceEpoch: current.createdAt.millisecondsSinceEpoch + 1)
+        // What the caller holds, and what the store must answer to it.
+        let cases: [(held: SessionStamp?, id: String, expected: StoredSession)] = [
+            (SessionStamp(current), "s1", .unchanged),
+            (SessionStamp(Fixtures.session("s1")), "s1", .changed(current)),
+            (SessionStamp(remade), "s1", .changed(current)),
+            (nil, "s1", .changed(current)),
+            (SessionStamp(current), "gone", .changed(nil)),
+            (nil, "gone", .changed(nil)),
+        ]
+        for (held, id, expected) in cases {
+            #expect(try store.session(id: id, unlessAt: held) == expected)
+        }
+        // Every case at once, ten times over: answered alike however a store groups them.
+        let answers = LockedValue([Int: [StoredSession]]())
+        let done = DispatchGroup()
+        for _ in 0..<10 {
+            for (index, read) in cases.enumerated() {
+                done.enter()
+                store.session(id: read.id, unlessAt: read.held) { stored in
+                    answers.withLock { $0[index, default: []].append(try! stored.get()) }
+                    done.leave()
+                }
+            }
+        }
+        #expect(done.wait(timeout: .now() + .seconds(10)) == .success)
+        for (index, read) in cases.enumerated() {
+            #expect(answers.withLock { $0[index] } == Array(repeating: read.expected, count: 10), "case \(index)")
+        }
     }
 
     @Test("a later version overwrites; createdAt stays; delete removes", arguments: StoreEngine.all)
@@ -216,30 +257,30 @@ struct SessionStoreContractTests {
             headers: ["Content-Type": "application/json", "ETag": "\"1\""], body: Array(#"{"a":1}"#.utf8) + [0],
             createdAt: Timestamp(millisecondsSinceEpoch: time.wallMilliseconds()))
         try store.commit([Fixtures.save(Fixtures.session("s1"), response: response)])
-        #expect(try store.idempotentResponse(scope: "s1", key: "k-1") == response)
-        #expect(try store.idempotentResponse(scope: "s2", key: "k-1") == nil)
-        #expect(try store.idempotentResponse(scope: "s1", key: "k-2") == nil)
+        #expect(try lookedUp(store, scope: "s1", key: "k-1") == response)
+        #expect(try lookedUp(store, scope: "s2", key: "k-1") == nil)
+        #expect(try lookedUp(store, scope: "s1", key: "k-2") == nil)
         // Outside any session ("" scope), with a session's write.
         var global = response
         global.scope = ""
         try store.commit([Fixtures.save(Fixtures.session("s2"), response: global)])
-        #expect(try store.idempotentResponse(scope: "", key: "k-1") == global)
+        #expect(try lookedUp(store, scope: "", key: "k-1") == global)
         // Written already older than the lifetime: never readable.
         var old = response
         old.key = "k-old"
         old.createdAt = Timestamp(millisecondsSinceEpoch: 1000)
         try store.commit([Fixtures.save(Fixtures.session("s1", version: 2), response: old)])
-        #expect(try store.idempotentResponse(scope: "s1", key: "k-old") == nil)
+        #expect(try lookedUp(store, scope: "s1", key: "k-old") == nil)
         // Once its lifetime has passed, a response is gone.
         time.advance(by: .milliseconds(RetentionPolicy.standard.idempotencyLifetimeMilliseconds - 1))
-        #expect(try store.idempotentResponse(scope: "s1", key: "k-1") == response)
+        #expect(try lookedUp(store, scope: "s1", key: "k-1") == response)
         time.advance(by: .milliseconds(2))
-        #expect(try store.idempotentResponse(scope: "s1", key: "k-1") == nil)
+        #expect(try lookedUp(store, scope: "s1", key: "k-1") == nil)
         // A deleted session takes its responses along.
         time.advance(by: .milliseconds(-RetentionPolicy.standard.idempotencyLifetimeMilliseconds))
         try store.commit([.delete(sessionID: "s1")])
-        #expect(try store.idempotentResponse(scope: "s1", key: "k-1") == nil)
-        #expect(try store.idempotentResponse(scope: "", key: "k-1") == global)
+        #expect(try lookedUp(store, scope: "s1", key: "k-1") == nil)
+        #expect(try lookedUp(store, scope: "", key: "k-1") == global)
     }
 
     @Test(
@@ -376,4 +417,19 @@ struct SessionStoreContractTests {
         let cursor = SessionCursor(updatedAt: first[1].updatedAt, id: first[1].id)
         #expect(try store.recentSessions(after: cursor, limit: 10, at: now).map(\.id) == Array(expected.dropFirst(2)))
     }
+}
+
+/// The response stored for a key, looked up on the caller's thread and without holding it: the
+/// two must agree.
+private func lookedUp(_ store: some SessionStore, scope: String, key: String) throws -> StoredResponse? {
+    let direct = try store.idempotentResponse(scope: scope, key: key)
+    let answer = LockedValue<Result<StoredResponse?, StoreError>?>(nil)
+    let answered = DispatchSemaphore(value: 0)
+    store.idempotentResponse(scope: scope, key: key) { result in
+        answer.withLock { $0 = result }
+        answered.signal()
+    }
+    #expect(answered.wait(timeout: .now() + .seconds(10)) == .success)
+    #expect(try answer.withLock { $0 }?.get() == direct, "looked up without holding the thread")
+    return direct
 }

@@ -206,3 +206,25 @@ enum PostgresBytes {
         }
     }
 }
+
+/// One-dimensional arrays in PostgreSQL's text form (`{"a","b"}`, `{1,NULL}`), for parameters.
+enum PostgresArray {
+    /// Each element double-quoted, with its quotes and backslashes escaped by a backslash.
+    static func text(_ elements: [String]) -> String {
+        var text = "{"
+        for (index, element) in elements.enumerated() {
+            if index > 0 { text += "," }
+            text += "\""
+            for character in element {
+                if character == "\"" || character == "\\" { text += "\\" }
+                text.append(character)
+            }
+            text += "\""
+        }
+        return text + "}"
+    }
+
+    static func bigint(_ elements: [Int64?]) -> String {
+        "{" + elements.map { $0.map { String($0) } ?? "NULL" }.joined(separator: ",") + "}"
+    }
+}

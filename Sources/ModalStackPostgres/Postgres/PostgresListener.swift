@@ -15,7 +15,7 @@ final class PostgresListener: Sendable {
     private let onNotification: @Sendable (String) -> Void
     private let onResubscribed: @Sendable () -> Void
     /// A pipe whose reading end is readable once ``stop()`` wrote to it, and from then on (nothing
-    /// reads it). Not an eventfd: Swift's Glibc module exports neither `sys/eventfd.h` nor `pipe2`.
+    /// reads it).
     private let wake: (read: Int32, write: Int32)
     private let phase = LockedValue(Phase.idle)
     private let listening = LockedValue(false)
@@ -47,11 +47,7 @@ final class PostgresListener: Sendable {
         self.channel = channel
         self.onNotification = onNotification
         self.onResubscribed = onResubscribed
-        var ends: [Int32] = [-1, -1]
-        let status = pipe(&ends)
-        precondition(status == 0, "pipe failed: errno \(errno)")
-        for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
-        wake = (ends[0], ends[1])
+        wake = PollingConnection.makeWakePipe()
     }
 
     deinit {
@@ -147,23 +143,10 @@ final class PostgresListener: Sendable {
     }
 
     /// PQconnectStart and PQconnectPoll rather than PQconnectdb, which could block ``stop()`` for
-    /// as long as a host that does not answer takes to time out. A host name is still looked up
-    /// synchronously, and `connect_timeout` does not apply: PQconnectPoll leaves timing to its caller.
+    /// as long as a host that does not answer takes to time out. `connect_timeout` does not apply:
+    /// PQconnectPoll leaves timing to its caller.
     private func connect() -> OpaquePointer? {
-        guard let connection = PostgresConnection.withDefaults(connectionString, { PQconnectStartParams($0, $1, 1) })
-        else { return nil }
-        // As libpq's documentation says: a first PQconnectPoll once the socket is writable.
-        var polling = PQstatus(connection) == CONNECTION_BAD ? PGRES_POLLING_FAILED : PGRES_POLLING_WRITING
-        while polling == PGRES_POLLING_READING || polling == PGRES_POLLING_WRITING {
-            guard wait(for: connection, events: polling == PGRES_POLLING_READING ? POLLIN : POLLOUT) else { break }
-            polling = PQconnectPoll(connection)
-        }
-        guard polling == PGRES_POLLING_OK else {
-            PQfinish(connection)
-            return nil
-        }
-        PQsetNoticeProcessor(connection, { _, _ in }, nil)
-        return connection
+        try? PollingConnection.connect(connectionString, wait: wait(for:events:)).get()
     }
 
     /// Sends `LISTEN "channel"` and reads its reply without blocking outside ``wait(for:events:)``.
@@ -186,15 +169,7 @@ final class PostgresListener: Sendable {
     /// Blocks until the connection's socket is ready for `events` (true) or ``stop()`` was called
     /// (false). An error or a hang-up counts as ready: the next libpq call reports it.
     private func wait(for connection: OpaquePointer, events: Int32) -> Bool {
-        let socket = PQsocket(connection)
-        // poll ignores a negative descriptor and would wait for the wake alone.
-        guard socket >= 0 else { return true }
-        var descriptors = [
-            pollfd(fd: socket, events: Int16(events), revents: 0),
-            pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0),
-        ]
-        while poll(&descriptors, 2, -1) < 0 && errno == EINTR {}
-        return descriptors[1].revents == 0
+        PollingConnection.wait(for: connection, events: events, wake: wake.read)
     }
 
     private var stopRequested: Bool { !pause(milliseconds: 0) }

@@ -1,0 +1,250 @@
+import CLibPQ
+import Glibc
+import Locking
+
+/// Answers many callers' reads with one statement per round trip, on a connection and a thread of
+/// its own, without holding any caller's thread: a caller queues its read (``submit(_:)``) and is
+/// answered later on this thread. Each round trip takes every read queued while the one before it
+/// ran, so under load one round trip answers hundreds.
+///
+/// The thread drives the connection with libpq's asynchronous API (`PQsendQueryParams`,
+/// `PQconsumeInput`, `PQisBusy`), waiting in poll(2) on its socket and on a pipe that wakes it. A
+/// connection that broke is opened again for the next round trip; a round trip that failed on a
+/// connection that had sat idle runs once more on a new one (a read can always run again).
+final class PostgresBatchReads<Read: Sendable>: Sendable {
+    /// The text parameters of the statement for the reads of one round trip.
+    typealias Parameters = @Sendable ([Read]) -> [String?]
+    /// Answers the reads of one round trip with its rows, or its error.
+    typealias Deliver = @Sendable ([Read], Result<PostgresRows, PostgresError>) -> Void
+
+    private let connectionString: String
+    private let maxBatch: Int
+    private let sql: String
+    private let parameters: Parameters
+    /// Whether the statement is prepared once per connection (see ``PostgresConnection``).
+    private let preparesStatement: Bool
+    private let deliver: Deliver
+    private let wake = PollingConnection.makeWakePipe()
+    private let state = LockedValue(State())
+    private let thread = LockedValue<pthread_t?>(nil)
+
+    private struct State {
+        var queued: [Read] = []
+        /// The thread waits for the pipe: the next read queued must write to it.
+        var sleeping = false
+        var stopped = false
+    }
+
+    /// How long connecting may take before the queued reads fail (libpq's `connect_timeout`
+    /// does not apply to PQconnectPoll).
+    private static var connectTimeoutMilliseconds: Int32 { 5_000 }
+
+    init(
+        connectionString: String, preparesStatement: Bool, maxBatch: Int = 1_000, sql: String,
+        parameters: @escaping Parameters, deliver: @escaping Deliver
+    ) {
+        self.connectionString = connectionString
+        self.preparesStatement = preparesStatement
+        self.maxBatch = maxBatch
+        self.sql = sql
+        self.parameters = parameters
+        self.deliver = deliver
+        _ = fcntl(wake.read, F_SETFL, fcntl(wake.read, F_GETFL) | O_NONBLOCK)
+    }
+
+    deinit {
+        close(wake.read)
+        close(wake.write)
+    }
+
+    /// Queues a read, starting the thread on the first. After ``stop()`` the read is answered at
+    /// once with the store's closed error.
+    func submit(_ read: Read) {
+        let accepted = state.withLock { state in
+            guard !state.stopped else { return false }
+            state.queued.append(read)
+            if state.sleeping {
+                state.sleeping = false
+                signal()
+            }
+            return true
+        }
+        guard accepted else { return deliver([read], .failure(PostgresPool.closedError)) }
+        thread.withLock { thread in
+            // The thread holds the reader until `run` returns.
+            if thread == nil { thread = PollingConnection.startThread { self.run() } }
+        }
+    }
+
+    /// Fails the reads still queued, ends the round trip under way (its reads fail too) and waits
+    /// for the thread to end. Later reads fail at once.
+    func stop() {
+        state.withLock { state in
+            state.stopped = true
+            signal()
+        }
+        thread.withLock { thread in
+            if let running = thread { pthread_join(running, nil) }
+        }
+    }
+
+    private func signal() {
+        var byte: UInt8 = 1
+        _ = write(wake.write, &byte, 1)
+    }
+
+    // MARK: - The thread
+
+    private func run() {
+        var connection: OpaquePointer?
+        defer { if let connection { PQfinish(connection) } }
+        while let batch = nextBatch() {
+            deliver(batch, roundTrip(batch, on: &connection))
+        }
+        let left = state.withLock { state in
+            defer { state.queued = [] }
+            return state.queued
+        }
+        if !left.isEmpty { deliver(left, .failure(PostgresPool.closedError)) }
+    }
+
+    /// The reads queued, up to `maxBatch`, waiting while there are none; nil once stopped.
+    private func nextBatch() -> [Read]? {
+        while true {
+            let taken = state.withLock { state -> [Read]? in
+                guard !state.stopped else { return nil }
+                guard !state.queued.isEmpty else {
+                    state.sleeping = true
+                    return []
+                }
+                let batch = Array(state.queued.prefix(maxBatch))
+                state.queued.removeFirst(batch.count)
+                return batch
+            }
+            guard let taken else { return nil }
+            if !taken.isEmpty { return taken }
+            var descriptor = pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0)
+            while poll(&descriptor, 1, -1) < 0 && errno == EINTR {}
+            var drained = [UInt8](repeating: 0, count: 64)
+            while read(wake.read, &drained, drained.count) > 0 {}
+        }
+    }
+
+    private var isStopped: Bool { state.withLock { $0.stopped } }
+
+    private func roundTrip(_ batch: [Read], on connection: inout OpaquePointer?) -> Result<PostgresRows, PostgresError>
+    {
+        let parameters = parameters(batch)
+        var reused = connection != nil
+        while true {
+            if connection == nil {
+                switch connect() {
+                case .success(let opened): connection = opened
+                case .failure(let error): return .failure(error)
+                }
+                if preparesStatement, case .failure(let error) = prepare(on: connection!) {
+                    PQfinish(connection)
+                    connection = nil
+                    return .failure(error)
+                }
+            }
+            let result = send(parameters, on: connection!)
+            guard case .failure(let error) = result, error.connectionBroken else { return result }
+            PQfinish(connection)
+            connection = nil
+            guard reused, !isStopped else { return result }
+            reused = false
+        }
+    }
+
+    private func connect() -> Result<OpaquePointer, PostgresError> {
+        let deadline = ContinuousClock.now.advanced(by: .milliseconds(Self.connectTimeoutMilliseconds))
+        let opened = PollingConnection.connect(connectionString) { connection, events in
+            let left = ContinuousClock.now.duration(to: deadline) / .milliseconds(1)
+            return left > 0
+                && PollingConnection.wait(
+                    for: connection, events: events, wake: wake.read, timeoutMilliseconds: Int32(left.rounded(.up)))
+        }
+        switch opened {
+        case .failure(let error) where error.message.isEmpty:
+            return .failure(
+                PostgresError(
+                    sqlState: nil, message: "no connection within \(Self.connectTimeoutMilliseconds) ms",
+                    connectionBroken: true))
+        case .failure: return opened
+        case .success(let connection):
+            guard PQsetnonblocking(connection, 1) == 0 else {
+                let error = PostgresError(result: nil, connection: connection)
+                PQfinish(connection)
+                return .failure(error)
+            }
+            return opened
+        }
+    }
+
+    private static var statementName: String { "batch_read" }
+
+    /// Sends the statement and reads its result, waiting only in poll(2); on a new connection,
+    /// prepares it first.
+    private func send(_ parameters: [String?], on connection: OpaquePointer) -> Result<PostgresRows, PostgresError> {
+        var copies: [UnsafeMutablePointer<CChar>?] = parameters.map { $0.map { strdup($0) } ?? nil }
+        defer { for copy in copies { free(copy) } }
+        let sent = copies.withUnsafeMutableBufferPointer { buffer in
+            buffer.withMemoryRebound(to: UnsafePointer<CChar>?.self) { values in
+                let count = Int32(values.count)
+                guard preparesStatement else {
+                    return PQsendQueryParams(connection, sql, count, nil, values.baseAddress, nil, nil, 0)
+                }
+                return PQsendQueryPrepared(connection, Self.statementName, count, values.baseAddress, nil, nil, 0)
+            }
+        }
+        guard sent == 1 else { return .failure(error(on: connection)) }
+        return receive(on: connection)
+    }
+
+    /// Prepares the statement on a new connection.
+    private func prepare(on connection: OpaquePointer) -> Result<PostgresRows, PostgresError> {
+        let count = Int32(parameters([]).count)
+        guard PQsendPrepare(connection, Self.statementName, sql, count, nil) == 1 else {
+            return .failure(error(on: connection))
+        }
+        return receive(on: connection)
+    }
+
+    /// Flushes what was sent and reads the result, waiting only in poll(2).
+    private func receive(on connection: OpaquePointer) -> Result<PostgresRows, PostgresError> {
+        // Nonblocking: what did not fit in the socket's buffer is flushed as it drains.
+        while true {
+            let flushed = PQflush(connection)
+            if flushed == 0 { break }
+            guard flushed > 0, wait(connection, POLLIN | POLLOUT), PQconsumeInput(connection) == 1 else {
+                return .failure(error(on: connection))
+            }
+        }
+        var rows: Result<PostgresRows, PostgresError>?
+        while true {
+            while PQisBusy(connection) == 1 {
+                guard wait(connection, POLLIN), PQconsumeInput(connection) == 1 else {
+                    return .failure(error(on: connection))
+                }
+            }
+            guard let result = PQgetResult(connection) else { break }
+            if rows == nil {
+                rows = Result { () throws(PostgresError) in try PostgresRows(result, connection: connection) }
+            } else {
+                PQclear(result)
+            }
+        }
+        return rows ?? .failure(error(on: connection))
+    }
+
+    /// The connection's error, or the store's closed error once ``stop()`` was called.
+    private func error(on connection: OpaquePointer) -> PostgresError {
+        isStopped ? PostgresPool.closedError : PostgresError(result: nil, connection: connection)
+    }
+
+    /// Waits for the socket; false once ``stop()`` was called.
+    private func wait(_ connection: OpaquePointer, _ events: Int32) -> Bool {
+        PollingConnection.wait(for: connection, events: events, wake: wake.read) || !isStopped
+    }
+}

@@ -378,7 +378,8 @@ public final class PostgresServer: @unchecked Sendable {
         guard let text = try? String(contentsOfFile: pgBouncerPIDFile, encoding: .utf8),
             let pid = pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines))
         else { return }
-        kill(pid, SIGTERM)
+        // Not SIGTERM: PgBouncer 1.18 was seen to outlive it, its server already gone.
+        kill(pid, SIGKILL)
     }
 
     /// The server's log so far, for a failing test's message.
@@ -461,7 +462,7 @@ public final class PostgresServer: @unchecked Sendable {
         let runAs = asPostgres ? "/usr/sbin/runuser -u postgres -- " : ""
         let script = """
             while kill -0 \(getpid()) 2>/dev/null; do sleep 0.5; done
-            [ -f '\(directory)/pgbouncer.pid' ] && kill "$(cat '\(directory)/pgbouncer.pid')"
+            [ -f '\(directory)/pgbouncer.pid' ] && kill -9 "$(cat '\(directory)/pgbouncer.pid')"
             [ -d '\(directory)/standby' ] && \(runAs)'\(binDirectory)/pg_ctl' -D '\(directory)/standby' -m immediate -w stop
             \(runAs)'\(binDirectory)/pg_ctl' -D '\(directory)/data' -m immediate -w stop
             rm -rf '\(directory)'

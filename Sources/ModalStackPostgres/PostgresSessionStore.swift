@@ -308,24 +308,33 @@ public final class PostgresSessionStore: SessionStore {
         let sessions = Dictionary(grouping: writes, by: \.sessionID).sorted { $0.key < $1.key }
         var superseded: Set<String> = []
         try writer { connection throws(PostgresError) in
-            // A session found superseded after some of its writes ran is left out of a new try of
-            // the whole transaction; one found before any ran is simply skipped.
-            while try connection.transaction({ () throws(PostgresError) in
+            // Every statement of the batch goes out in one pipeline. A session another writer got
+            // to first rolls the transaction back, which is tried again without it.
+            while true {
+                var statements: [PostgresConnection.Statement] = []
+                var checks: [WriteCheck] = []
                 var written: [String] = []
                 for (id, writes) in sessions where !superseded.contains(id) {
-                    switch try apply(writes, on: connection, oldestResponseKept: oldestResponseKept) {
-                    case .applied: written.append(id)
-                    case .supersededBeforeWriting: superseded.insert(id)
-                    case .supersededAfterWriting:
-                        superseded.insert(id)
-                        return .rollBack
+                    for write in writes {
+                        append(write, to: &statements, checks: &checks, oldestResponseKept: oldestResponseKept)
                     }
+                    written.append(id)
                 }
+                guard !written.isEmpty else { return }
                 for payload in changeNotifications.payloads(for: written) {
-                    try connection.execute("SELECT pg_notify($1, $2)", [PostgresChangeNotifications.channel, payload])
+                    statements.append(
+                        PostgresConnection.Statement(
+                            sql: "SELECT pg_notify($1, $2)", parameters: [PostgresChangeNotifications.channel, payload])
+                    )
                 }
-                return .commit
-            }) == .rollBack {}
+                var lost: Set<String> = []
+                let end = try connection.transaction(pipelining: statements) { rows in
+                    lost = Set(checks.filter { !$0.holds(rows[$0.statement]) }.map(\.sessionID))
+                    return lost.isEmpty ? .commit : .rollBack
+                }
+                if end == .commit { return }
+                superseded.formUnion(lost)
+            }
         }
         return superseded
     }
@@ -378,67 +387,79 @@ public final class PostgresSessionStore: SessionStore {
         writers.close()
     }
 
-    /// What became of one session's writes in a commit.
-    private enum SessionOutcome {
-        case applied
-        /// Another writer changed the session first; nothing of it was written.
-        case supersededBeforeWriting
-        /// Found after some of its writes ran: the transaction must be rolled back.
-        case supersededAfterWriting
-    }
+    /// What one statement of a commit must have done for its session's writes to hold: when it
+    /// did not, another writer got to the session first.
+    private struct WriteCheck {
+        enum Expectation {
+            /// The statement's one value is 1 (the session was at the version expected).
+            case one
+            /// It changed one row (the idempotency key's response was stored).
+            case oneRowChanged
+        }
 
-    /// One session's writes, in order, each checking the version it expects.
-    private func apply(_ writes: [SessionWrite], on connection: PostgresConnection, oldestResponseKept: Int64)
-        throws(PostgresError) -> SessionOutcome
-    {
-        for (index, write) in writes.enumerated() {
-            let superseded: SessionOutcome = index == 0 ? .supersededBeforeWriting : .supersededAfterWriting
-            switch write {
-            case .save(let update):
-                guard try save(update, on: connection) else { return superseded }
-                try saveDismissed(update.dismissed, of: update.session, on: connection)
-                if let response = update.response, try !store(response, on: connection, oldestKept: oldestResponseKept)
-                {
-                    // Another instance answered the same key first (a retry that landed there).
-                    return .supersededAfterWriting
-                }
-            case .delete(let id, let expected):
-                guard try delete(id, expectedVersion: expected, skipLocked: false, on: connection) else {
-                    return superseded
-                }
-            case .expire(let id, let version):
-                guard try delete(id, expectedVersion: version, skipLocked: true, on: connection) else {
-                    return superseded
-                }
+        let statement: Int
+        let sessionID: String
+        let expectation: Expectation
+
+        func holds(_ rows: PostgresRows) -> Bool {
+            switch expectation {
+            case .one: rows.scalar == "1"
+            case .oneRowChanged: rows.affected == 1
             }
         }
-        return .applied
+    }
+
+    /// Appends the statements of one write, each checking what it expects to find.
+    private func append(
+        _ write: SessionWrite, to statements: inout [PostgresConnection.Statement], checks: inout [WriteCheck],
+        oldestResponseKept: Int64
+    ) {
+        func add(_ statement: PostgresConnection.Statement, expecting expectation: WriteCheck.Expectation? = nil) {
+            if let expectation {
+                checks.append(
+                    WriteCheck(statement: statements.count, sessionID: write.sessionID, expectation: expectation))
+            }
+            statements.append(statement)
+        }
+        switch write {
+        case .save(let update):
+            add(save(update), expecting: .one)
+            for statement in saveDismissed(update.dismissed, of: update.session) { add(statement) }
+            // Another instance may have answered the same key first (a retry that landed there).
+            if let response = update.response {
+                add(store(response, oldestKept: oldestResponseKept), expecting: .oneRowChanged)
+            }
+        case .delete(let id, let expected):
+            add(delete(id, expectedVersion: expected, skipLocked: false), expecting: .one)
+        case .expire(let id, let version):
+            add(delete(id, expectedVersion: version, skipLocked: true), expecting: .one)
+        }
     }
 
     /// Writes the session's new version, logs its change and prunes the log, in one statement,
-    /// if the session is at the version before (absent, for version 1). Returns whether it was.
-    private func save(_ update: SessionUpdate, on connection: PostgresConnection) throws(PostgresError) -> Bool {
+    /// if the session is at the version before (absent, for version 1); its value is 1 if it was.
+    private func save(_ update: SessionUpdate) -> PostgresConnection.Statement {
         let session = update.session
-        let saved = try connection.execute(
-            """
-            WITH saved AS (
-                INSERT INTO sessions AS s (id, version, created_at, updated_at, stack, queue, ttl, expires_at, path)
-                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $11)
-                ON CONFLICT (id) DO UPDATE SET version = excluded.version, updated_at = excluded.updated_at,
-                    stack = excluded.stack, queue = excluded.queue, ttl = excluded.ttl, expires_at = excluded.expires_at,
-                    path = excluded.path
-                WHERE s.version = excluded.version - 1
-                RETURNING 1
-            ), logged AS (
-                INSERT INTO changes (session_id, version, record, checkpoint) SELECT $1, $2, $9, $12 FROM saved
-                ON CONFLICT (session_id, version) DO UPDATE SET record = excluded.record,
-                    checkpoint = excluded.checkpoint
-            ), pruned AS (
-                DELETE FROM changes WHERE session_id = $1 AND version < $10 AND EXISTS (SELECT 1 FROM saved)
-            )
-            SELECT count(*) FROM saved
-            """,
-            [
+        return PostgresConnection.Statement(
+            sql: """
+                WITH saved AS (
+                    INSERT INTO sessions AS s (id, version, created_at, updated_at, stack, queue, ttl, expires_at, path)
+                    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $11)
+                    ON CONFLICT (id) DO UPDATE SET version = excluded.version, updated_at = excluded.updated_at,
+                        stack = excluded.stack, queue = excluded.queue, ttl = excluded.ttl, expires_at = excluded.expires_at,
+                        path = excluded.path
+                    WHERE s.version = excluded.version - 1
+                    RETURNING 1
+                ), logged AS (
+                    INSERT INTO changes (session_id, version, record, checkpoint) SELECT $1, $2, $9, $12 FROM saved
+                    ON CONFLICT (session_id, version) DO UPDATE SET record = excluded.record,
+                        checkpoint = excluded.checkpoint
+                ), pruned AS (
+                    DELETE FROM changes WHERE session_id = $1 AND version < $10 AND EXISTS (SELECT 1 FROM saved)
+                )
+                SELECT count(*) FROM saved
+                """,
+            parameters: [
                 session.id, String(session.version), String(session.createdAt.millisecondsSinceEpoch),
                 String(session.updatedAt.millisecondsSinceEpoch), update.document.stackText,
                 update.document.queueText, String(session.ttlSeconds),
@@ -447,43 +468,36 @@ public final class PostgresSessionStore: SessionStore {
                 update.document.pathText,
                 RetentionPolicy.isCheckpoint(session.version)
                     ? RowCodec.encodeCheckpoint(session, document: update.document) : nil,
-            ]
-        ).scalar
-        return saved == "1"
+            ])
     }
 
-    /// Keeps a response for its idempotency key, unless the key holds one still replayed.
-    private func store(_ response: StoredResponse, on connection: PostgresConnection, oldestKept: Int64)
-        throws(PostgresError) -> Bool
-    {
-        try connection.execute(
-            """
-            INSERT INTO idempotent_responses AS r (scope, key, fingerprint, status, headers, body, created_at)
-            VALUES ($1, $2, $3, $4, $5, $6, $7)
-            ON CONFLICT (scope, key) DO UPDATE SET fingerprint = excluded.fingerprint,
-                status = excluded.status, headers = excluded.headers, body = excluded.body,
-                created_at = excluded.created_at
-            WHERE r.created_at < $8
-            """,
-            [
+    /// Keeps a response for its idempotency key, unless the key holds one still replayed: then it
+    /// changes no row.
+    private func store(_ response: StoredResponse, oldestKept: Int64) -> PostgresConnection.Statement {
+        PostgresConnection.Statement(
+            sql: """
+                INSERT INTO idempotent_responses AS r (scope, key, fingerprint, status, headers, body, created_at)
+                VALUES ($1, $2, $3, $4, $5, $6, $7)
+                ON CONFLICT (scope, key) DO UPDATE SET fingerprint = excluded.fingerprint,
+                    status = excluded.status, headers = excluded.headers, body = excluded.body,
+                    created_at = excluded.created_at
+                WHERE r.created_at < $8
+                """,
+            parameters: [
                 response.scope, response.key, PostgresBytes.encode(response.fingerprint),
                 String(response.status), RowCodec.encodeHeaders(response.headers),
                 PostgresBytes.encode(response.body), String(response.createdAt.millisecondsSinceEpoch),
                 String(oldestKept),
-            ]
-        ).affected == 1
+            ])
     }
 
     /// Removes the session and what it owns, in one statement, if it is at `expectedVersion` (nil:
     /// if it exists at all, or not). With `skipLocked`, a session another transaction holds is
-    /// left alone. Returns whether the session was as expected.
-    private func delete(_ id: String, expectedVersion: Int64?, skipLocked: Bool, on connection: PostgresConnection)
-        throws(PostgresError) -> Bool
-    {
-        let owned = try connection.execute(
-            skipLocked ? Self.deleteSkippingLocked : Self.delete, [id, expectedVersion.map { String($0) }]
-        ).scalar
-        return owned == "1"
+    /// left alone. Its value is 1 if the session was as expected.
+    private func delete(_ id: String, expectedVersion: Int64?, skipLocked: Bool) -> PostgresConnection.Statement {
+        PostgresConnection.Statement(
+            sql: skipLocked ? Self.deleteSkippingLocked : Self.delete,
+            parameters: [id, expectedVersion.map { String($0) }])
     }
 
     private static let delete = deleteStatement(lock: "FOR UPDATE")
@@ -509,29 +523,29 @@ public final class PostgresSessionStore: SessionStore {
     }
 
     /// Keeps what left the session readable: the newest the retention policy keeps per session.
-    private func saveDismissed(_ dismissed: [Presentation], of session: Session, on connection: PostgresConnection)
-        throws(PostgresError)
-    {
-        guard !dismissed.isEmpty else { return }
-        for (offset, presentation) in dismissed.enumerated() {
-            try connection.execute(
-                """
-                INSERT INTO dismissed_presentations (session_id, id, sequence, document) VALUES ($1, $2, $3, $4)
-                ON CONFLICT (session_id, id) DO UPDATE SET sequence = excluded.sequence, document = excluded.document
-                """,
-                [
+    private func saveDismissed(_ dismissed: [Presentation], of session: Session) -> [PostgresConnection.Statement] {
+        guard !dismissed.isEmpty else { return [] }
+        let saved = dismissed.enumerated().map { offset, presentation in
+            PostgresConnection.Statement(
+                sql: """
+                    INSERT INTO dismissed_presentations (session_id, id, sequence, document) VALUES ($1, $2, $3, $4)
+                    ON CONFLICT (session_id, id) DO UPDATE SET sequence = excluded.sequence, document = excluded.document
+                    """,
+                parameters: [
                     session.id, presentation.id,
                     String(RowCodec.dismissedSequence(version: session.version, offset: offset)),
                     presentation.jsonText,
                 ])
         }
-        try connection.execute(
-            """
-            DELETE FROM dismissed_presentations WHERE session_id = $1 AND sequence <
-                (SELECT sequence FROM dismissed_presentations WHERE session_id = $1
-                 ORDER BY sequence DESC LIMIT 1 OFFSET $2)
-            """,
-            [session.id, String(retention.dismissedPresentationsKept - 1)])
+        return saved + [
+            PostgresConnection.Statement(
+                sql: """
+                    DELETE FROM dismissed_presentations WHERE session_id = $1 AND sequence <
+                        (SELECT sequence FROM dismissed_presentations WHERE session_id = $1
+                         ORDER BY sequence DESC LIMIT 1 OFFSET $2)
+                    """,
+                parameters: [session.id, String(retention.dismissedPresentationsKept - 1)])
+        ]
     }
 
     /// Runs one statement on a reader connection, outside any transaction.

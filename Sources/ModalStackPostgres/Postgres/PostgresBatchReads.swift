@@ -26,13 +26,21 @@ final class PostgresBatchReads<Read: Sendable>: Sendable {
     private let deliver: Deliver
     private let wake = PollingConnection.makeWakePipe()
     private let state = LockedValue(State())
-    private let thread = LockedValue<pthread_t?>(nil)
+    private let thread = LockedValue(ThreadPhase.notStarted)
+
+    private enum ThreadPhase {
+        case notStarted
+        case running(pthread_t)
+        case stopped
+    }
 
     private struct State {
         var queued: [Read] = []
         /// The thread waits for the pipe: the next read queued must write to it.
         var sleeping = false
         var stopped = false
+        /// The pipe is closed: the thread ended, and no read is queued any more.
+        var pipeClosed = false
     }
 
     /// How long connecting may take before the queued reads fail (libpq's `connect_timeout`
@@ -53,8 +61,7 @@ final class PostgresBatchReads<Read: Sendable>: Sendable {
     }
 
     deinit {
-        close(wake.read)
-        close(wake.write)
+        closePipe()
     }
 
     /// Queues a read, starting the thread on the first. After ``stop()`` the read is answered at
@@ -72,7 +79,7 @@ final class PostgresBatchReads<Read: Sendable>: Sendable {
         guard accepted else { return deliver([read], .failure(PostgresPool.closedError)) }
         thread.withLock { thread in
             // The thread holds the reader until `run` returns.
-            if thread == nil { thread = PollingConnection.startThread { self.run() } }
+            if case .notStarted = thread { thread = .running(PollingConnection.startThread { self.run() }) }
         }
     }
 
@@ -80,12 +87,25 @@ final class PostgresBatchReads<Read: Sendable>: Sendable {
     /// for the thread to end. Later reads fail at once.
     func stop() {
         state.withLock { state in
+            if !state.stopped { signal() }
             state.stopped = true
-            signal()
         }
         thread.withLock { thread in
-            if let running = thread { pthread_join(running, nil) }
+            if case .running(let running) = thread { pthread_join(running, nil) }
+            thread = .stopped
         }
+        closePipe()
+    }
+
+    /// Closes the pipe once; its descriptors would otherwise stay open until the store is freed.
+    private func closePipe() {
+        let open = state.withLock { state in
+            defer { state.pipeClosed = true }
+            return !state.pipeClosed
+        }
+        guard open else { return }
+        close(wake.read)
+        close(wake.write)
     }
 
     private func signal() {

@@ -93,13 +93,129 @@ final class PostgresConnection: @unchecked Sendable {
         return rows
     }
 
+    /// One statement of a ``pipeline(_:)``: its text and its text parameters.
+    struct Statement {
+        let sql: String
+        let parameters: [String?]
+    }
+
+    /// How many statements of a pipeline go out before their results are read: the results of
+    /// more could fill the server's socket buffer while this connection (blocking) still sends.
+    static let pipelineChunk = 64
+
+    /// Runs `statements` in order without waiting for each one's result (libpq's pipeline mode):
+    /// one round trip per ``pipelineChunk`` of them rather than one each. A statement that fails
+    /// makes the rest fail unrun (inside a transaction, the transaction then fails); the first
+    /// error is thrown once every result is read.
+    func pipeline(_ statements: [Statement]) throws(PostgresError) -> [PostgresRows] {
+        guard PQenterPipelineMode(handle) == 1 else { throw PostgresError(result: nil, connection: handle) }
+        defer {
+            PQexitPipelineMode(handle)
+            pipelinePrepared = [:]
+        }
+        var rows: [PostgresRows] = []
+        var firstError: PostgresError?
+        var start = 0
+        while start < statements.count {
+            let chunk = statements[start..<min(start + Self.pipelineChunk, statements.count)]
+            start = chunk.endIndex
+            var preparing: [(sql: String, name: String)?] = []
+            for statement in chunk {
+                let (sent, prepared) = send(statement)
+                guard sent else { throw PostgresError(result: nil, connection: handle) }
+                if let prepared { preparing.append(prepared) }
+                preparing.append(nil)
+            }
+            if start == statements.count {
+                guard PQpipelineSync(handle) == 1 else { throw PostgresError(result: nil, connection: handle) }
+            } else {
+                guard PQsendFlushRequest(handle) == 1, PQflush(handle) == 0 else {
+                    throw PostgresError(result: nil, connection: handle)
+                }
+            }
+            for expected in preparing {
+                let result = PQgetResult(handle)
+                // Each command's results end with a null result.
+                defer { while let extra = PQgetResult(handle) { PQclear(extra) } }
+                if let (sql, name) = expected {
+                    if PQresultStatus(result) == PGRES_COMMAND_OK { preparedNames[sql] = name }
+                    PQclear(result)
+                    continue
+                }
+                do {
+                    rows.append(try PostgresRows(result, connection: handle))
+                    succeeded += 1
+                } catch {
+                    if firstError == nil { firstError = error }
+                }
+            }
+        }
+        // The sync's own result ends the pipeline.
+        if let sync = PQgetResult(handle) {
+            let status = PQresultStatus(sync)
+            PQclear(sync)
+            if status != PGRES_PIPELINE_SYNC, firstError == nil {
+                firstError = PostgresError(result: nil, connection: handle)
+            }
+        }
+        if let firstError {
+            // A result read before libpq saw the connection close did not know it was lost.
+            throw PostgresError(
+                sqlState: firstError.sqlState, message: firstError.message,
+                connectionBroken: firstError.connectionBroken || PQstatus(handle) != CONNECTION_OK)
+        }
+        return rows
+    }
+
+    /// Sends one statement of a pipeline, preparing it first when it is the first use of its text
+    /// here (the name is kept once the server confirms it). Returns whether libpq took it, and the
+    /// statement prepared, if any.
+    private func send(_ statement: Statement) -> (sent: Bool, prepared: (sql: String, name: String)?) {
+        var prepared: (sql: String, name: String)?
+        var name: String?
+        if preparesStatements {
+            if let known = preparedNames[statement.sql] ?? pipelinePrepared[statement.sql] {
+                name = known
+            } else {
+                let fresh = nextStatementName()
+                guard PQsendPrepare(handle, fresh, statement.sql, Int32(statement.parameters.count), nil) == 1 else {
+                    return (false, nil)
+                }
+                pipelinePrepared[statement.sql] = fresh
+                prepared = (statement.sql, fresh)
+                name = fresh
+            }
+        }
+        var copies: [UnsafeMutablePointer<CChar>?] = statement.parameters.map { $0.map { strdup($0) } ?? nil }
+        defer { for copy in copies { free(copy) } }
+        let sent = copies.withUnsafeMutableBufferPointer { buffer in
+            buffer.withMemoryRebound(to: UnsafePointer<CChar>?.self) { values in
+                if let name {
+                    PQsendQueryPrepared(handle, name, Int32(values.count), values.baseAddress, nil, nil, 0)
+                } else {
+                    PQsendQueryParams(handle, statement.sql, Int32(values.count), nil, values.baseAddress, nil, nil, 0)
+                }
+            }
+        }
+        return (sent == 1, prepared)
+    }
+
     /// The names of the statements prepared on this connection, by their text.
     private var preparedNames: [String: String] = [:]
+    /// Those a pipeline under way sent to be prepared, not confirmed yet.
+    private var pipelinePrepared: [String: String] = [:]
+    private var statementsNamed = 0
+
+    /// A name no statement on this connection had, even one whose preparation failed.
+    private func nextStatementName() -> String {
+        defer { statementsNamed += 1 }
+        return "ms\(statementsNamed)"
+    }
 
     /// The name of `sql` prepared on this connection, preparing it first if needed.
     private func prepared(_ sql: String, parameterCount: Int) throws(PostgresError) -> String {
         if let name = preparedNames[sql] { return name }
-        let name = "ms\(preparedNames.count)"
+        let name = nextStatementName()
         _ = try PostgresRows(PQprepare(handle, name, sql, Int32(parameterCount), nil), connection: handle)
         preparedNames[sql] = name
         return name
@@ -117,6 +233,24 @@ final class PostgresConnection: @unchecked Sendable {
     enum TransactionEnd {
         case commit
         case rollBack
+    }
+
+    /// Runs `statements` in a transaction, sent in one pipeline with its `BEGIN`; it ends as `end`
+    /// says of their rows, or rolled back when one fails. Returns how it ended.
+    func transaction(pipelining statements: [Statement], _ end: ([PostgresRows]) -> TransactionEnd)
+        throws(PostgresError) -> TransactionEnd
+    {
+        let opening = ["BEGIN"] + (transactionSetup.map { [$0] } ?? [])
+        let rows: [PostgresRows]
+        do {
+            rows = try pipeline(opening.map { Statement(sql: $0, parameters: []) } + statements)
+        } catch {
+            if !error.connectionBroken { _ = try? execute("ROLLBACK") }
+            throw error
+        }
+        let decided = end(Array(rows.dropFirst(opening.count)))
+        try execute(decided == .commit ? "COMMIT" : "ROLLBACK")
+        return decided
     }
 
     /// Runs `body` in a transaction, which ends as `body` says, or rolled back when it throws;

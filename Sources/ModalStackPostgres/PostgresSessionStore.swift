@@ -424,7 +424,7 @@ public final class PostgresSessionStore: SessionStore {
         switch write {
         case .save(let update):
             add(save(update), expecting: .one)
-            for statement in saveDismissed(update.dismissed, of: update.session) { add(statement) }
+            if let statement = saveDismissed(update.dismissed, of: update.session) { add(statement) }
             // Another instance may have answered the same key first (a retry that landed there).
             if let response = update.response {
                 add(store(response, oldestKept: oldestResponseKept), expecting: .oneRowChanged)
@@ -522,30 +522,36 @@ public final class PostgresSessionStore: SessionStore {
         """
     }
 
-    /// Keeps what left the session readable: the newest the retention policy keeps per session.
-    private func saveDismissed(_ dismissed: [Presentation], of session: Session) -> [PostgresConnection.Statement] {
-        guard !dismissed.isEmpty else { return [] }
-        let saved = dismissed.enumerated().map { offset, presentation in
-            PostgresConnection.Statement(
-                sql: """
-                    INSERT INTO dismissed_presentations (session_id, id, sequence, document) VALUES ($1, $2, $3, $4)
+    /// Keeps what left the session readable, and no more than the newest the retention policy
+    /// keeps per session, in one statement. Those this change dismisses are the newest; of the
+    /// session's others, the newest that still fit stay.
+    private func saveDismissed(_ dismissed: [Presentation], of session: Session) -> PostgresConnection.Statement? {
+        let newest = retention.dismissedKept(
+            dismissed.enumerated().map { offset, presentation in
+                (
+                    id: presentation.id, sequence: RowCodec.dismissedSequence(version: session.version, offset: offset),
+                    document: presentation.jsonText
+                )
+            }, id: \.id)
+        guard !newest.isEmpty else { return nil }
+        return PostgresConnection.Statement(
+            sql: """
+                WITH saved AS (
+                    INSERT INTO dismissed_presentations (session_id, id, sequence, document)
+                    SELECT $1, d.id, d.sequence, d.document
+                    FROM unnest($2::text[], $3::bigint[], $4::text[]) AS d(id, sequence, document)
                     ON CONFLICT (session_id, id) DO UPDATE SET sequence = excluded.sequence, document = excluded.document
-                    """,
-                parameters: [
-                    session.id, presentation.id,
-                    String(RowCodec.dismissedSequence(version: session.version, offset: offset)),
-                    presentation.jsonText,
-                ])
-        }
-        return saved + [
-            PostgresConnection.Statement(
-                sql: """
-                    DELETE FROM dismissed_presentations WHERE session_id = $1 AND sequence <
-                        (SELECT sequence FROM dismissed_presentations WHERE session_id = $1
-                         ORDER BY sequence DESC LIMIT 1 OFFSET $2)
-                    """,
-                parameters: [session.id, String(retention.dismissedPresentationsKept - 1)])
-        ]
+                )
+                DELETE FROM dismissed_presentations WHERE session_id = $1 AND id <> ALL($2::text[])
+                    AND ($5::integer < 0 OR sequence < (
+                        SELECT sequence FROM dismissed_presentations WHERE session_id = $1 AND id <> ALL($2::text[])
+                        ORDER BY sequence DESC LIMIT 1 OFFSET greatest($5::integer, 0)))
+                """,
+            parameters: [
+                session.id, PostgresArray.text(newest.map(\.id)), PostgresArray.bigint(newest.map(\.sequence)),
+                PostgresArray.text(newest.map(\.document)),
+                String(retention.dismissedPresentationsKept - newest.count - 1),
+            ])
     }
 
     /// Runs one statement on a reader connection, outside any transaction.

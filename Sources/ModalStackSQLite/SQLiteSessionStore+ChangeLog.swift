@@ -76,9 +76,9 @@ extension SQLiteSessionStore {
             batch.appended.append(UnwrittenSessions.Record(since: batch.nextRowID, sessionID: session.id))
         }
         entry.session = session
-        entry.dismissed = Array(
-            (entry.dismissed + DismissedPresentation.list(update.dismissed, dismissedBy: session.version))
-                .suffix(retention.dismissedPresentationsKept))
+        entry.dismissed = retention.dismissedKept(
+            entry.dismissed + DismissedPresentation.list(update.dismissed, dismissedBy: session.version),
+            id: \.presentation.id)
         if session.version - entry.rowVersion >= Int64(retention.eventLogSize) {
             try rows.writeBack(session, dismissed: entry.dismissed, on: connection)
             batch.changed[session.id] = .some(nil)

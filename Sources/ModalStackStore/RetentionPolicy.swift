@@ -20,6 +20,19 @@ public struct RetentionPolicy: Sendable, Hashable {
     public static let standard = RetentionPolicy(
         eventLogSize: 1000, dismissedPresentationsKept: 64, idempotencyLifetimeMilliseconds: 24 * 3600 * 1000)
 
+    /// Of presentations that left a session, oldest first, those kept: one per presentation id (a
+    /// later dismissal of an id replaces an earlier one), the newest ``dismissedPresentationsKept``,
+    /// still oldest first.
+    public func dismissedKept<Dismissed>(_ dismissed: [Dismissed], id: (Dismissed) -> String) -> [Dismissed] {
+        var ids: Set<String> = []
+        var kept: [Dismissed] = []
+        for entry in dismissed.reversed() {
+            guard kept.count < dismissedPresentationsKept else { break }
+            if ids.insert(id(entry)).inserted { kept.append(entry) }
+        }
+        return kept.reversed()
+    }
+
     /// Every this many versions, a change's record also holds the session after it: a checkpoint
     /// that any later version is rebuilt from (``SessionHistory``).
     public static let checkpointInterval: Int64 = 64

@@ -173,6 +173,29 @@ struct SessionStoreContractTests {
         let kept = try dismissedIDs.filter { try store.dismissedPresentation(id: $0, sessionID: "s1") != nil }
         #expect(kept == Array(dismissedIDs.suffix(64)))
         #expect(try store.dismissedPresentation(id: "gone-39-1", sessionID: "other") == nil)
+
+        // Dismissed again (presented anew under its id): the newest, and kept as the second time left it.
+        var again = template
+        again.id = "gone-20-0"
+        again.destination = "again"
+        session.version += 1
+        try store.commit([Fixtures.save(session, dismissed: [Fixtures.dismissed(again, at: 40)])])
+        dismissedIDs.removeAll { $0 == again.id }
+        dismissedIDs.append(again.id)
+        let keptAfter = try dismissedIDs.filter { try store.dismissedPresentation(id: $0, sessionID: "s1") != nil }
+        #expect(keptAfter == Array(dismissedIDs.suffix(64)))
+        #expect(try store.dismissedPresentation(id: again.id, sessionID: "s1")?.destination == "again")
+        // More in one change than are kept: its newest 64 only.
+        let many = (0..<70).map { index in
+            var entry = template
+            entry.id = "many-\(index)"
+            return Fixtures.dismissed(entry, at: 41)
+        }
+        session.version += 1
+        try store.commit([Fixtures.save(session, dismissed: many)])
+        let all = dismissedIDs + many.map(\.id)
+        #expect(
+            try all.filter { try store.dismissedPresentation(id: $0, sessionID: "s1") != nil } == Array(all.suffix(64)))
         try store.commit([.delete(sessionID: "s1")])
         #expect(try store.dismissedPresentation(id: "gone-39-1", sessionID: "s1") == nil)
     }

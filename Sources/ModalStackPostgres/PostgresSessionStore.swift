@@ -47,11 +47,11 @@ public final class PostgresSessionStore: SessionStore {
         self.time = time
         let prepares = pooler == .none
         readers = PostgresPool(connectionString: connectionString, size: poolSize, preparesStatements: prepares)
-        // Every write is in a transaction, so the setting travels with each BEGIN rather than
-        // living in a session a pooler may hand to another client.
+        // Through a transaction pooler the setting travels with each BEGIN rather than living in
+        // a session the pooler may hand to another client.
         writers = PostgresPool(
             connectionString: connectionString, size: 1, preparesStatements: prepares,
-            transactionSetup: "SET LOCAL synchronous_commit = \(durability == .full ? "on" : "off")")
+            settings: [("synchronous_commit", durability == .full ? "on" : "off")])
         let name = displayName
         batchReads = PostgresBatchReads(
             connectionString: connectionString, preparesStatement: prepares, sql: Self.stampedReadSQL,

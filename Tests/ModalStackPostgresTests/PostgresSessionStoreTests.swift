@@ -177,9 +177,12 @@ struct PostgresSessionStoreTests {
         try store.commit([StoreFixtures.save(StoreFixtures.session("t"))])
     }
 
-    @Test("durability sets synchronous_commit in the transactions that commit", arguments: Durability.allCases)
-    func durability(_ durability: Durability) throws {
-        let store = try PostgresSessionStore(connectionString: try newDatabase(), durability: durability)
+    @Test(
+        "durability sets synchronous_commit in the transactions that commit, set per transaction through a pooler",
+        arguments: Durability.allCases, [PostgresOptions.Pooler.none, .transaction])
+    func durability(_ durability: Durability, pooler: PostgresOptions.Pooler) throws {
+        let store = try PostgresSessionStore(
+            connectionString: try newDatabase(), durability: durability, pooler: pooler)
         #expect(try store.setting("synchronous_commit") == (durability == .full ? "on" : "off"))
     }
 

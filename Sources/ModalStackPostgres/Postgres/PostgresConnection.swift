@@ -12,16 +12,17 @@ final class PostgresConnection: @unchecked Sendable {
     /// parameters each time: through a transaction pooler, the session that holds a name may not
     /// be the one the next statement runs on.
     private let preparesStatements: Bool
-    /// Run in the same round trip as each `BEGIN` (`SET LOCAL …`): settings that hold for the
-    /// transaction only, as a transaction pooler keeps no session state.
-    private let transactionSetup: String?
+    /// Server settings every transaction runs with (`synchronous_commit`, say): set once for the
+    /// session when statements are prepared (a direct connection), else with `SET LOCAL` in each
+    /// transaction, as a transaction pooler keeps no session state.
+    private let settings: [(name: String, value: String)]
 
     /// Connects with a libpq connection string or `postgresql://` URL.
-    init(_ connectionString: String, preparesStatements: Bool = true, transactionSetup: String? = nil)
-        throws(PostgresError)
-    {
+    init(
+        _ connectionString: String, preparesStatements: Bool = true, settings: [(name: String, value: String)] = []
+    ) throws(PostgresError) {
         self.preparesStatements = preparesStatements
-        self.transactionSetup = transactionSetup
+        self.settings = settings
         guard let handle = PostgresConnection.withDefaults(connectionString, { PQconnectdbParams($0, $1, 1) }) else {
             throw PostgresError(sqlState: nil, message: "libpq could not allocate a connection", connectionBroken: true)
         }
@@ -33,6 +34,14 @@ final class PostgresConnection: @unchecked Sendable {
         self.handle = handle
         // Notices (a NOTICE from CREATE … IF NOT EXISTS, say) are not for the server's log.
         PQsetNoticeProcessor(handle, { _, _ in }, nil)
+        if preparesStatements && !settings.isEmpty {
+            try execute(settings.map { "SET \($0.name) = \($0.value)" }.joined(separator: "; "))
+        }
+    }
+
+    /// What opens each transaction: `BEGIN`, then the settings that could not be set for the session.
+    private var transactionOpening: [String] {
+        ["BEGIN"] + (preparesStatements ? [] : settings.map { "SET LOCAL \($0.name) = \($0.value)" })
     }
 
     deinit { PQfinish(handle) }
@@ -240,7 +249,7 @@ final class PostgresConnection: @unchecked Sendable {
     func transaction(pipelining statements: [Statement], _ end: ([PostgresRows]) -> TransactionEnd)
         throws(PostgresError) -> TransactionEnd
     {
-        let opening = ["BEGIN"] + (transactionSetup.map { [$0] } ?? [])
+        let opening = transactionOpening
         let rows: [PostgresRows]
         do {
             rows = try pipeline(opening.map { Statement(sql: $0, parameters: []) } + statements)
@@ -257,7 +266,7 @@ final class PostgresConnection: @unchecked Sendable {
     /// returns how it ended.
     @discardableResult
     func transaction(_ body: () throws(PostgresError) -> TransactionEnd) throws(PostgresError) -> TransactionEnd {
-        try execute(transactionSetup.map { "BEGIN; " + $0 } ?? "BEGIN")
+        try execute(transactionOpening.joined(separator: "; "))
         let end: TransactionEnd
         do {
             end = try body()

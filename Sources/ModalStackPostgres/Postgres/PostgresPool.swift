@@ -7,23 +7,24 @@ import Locking
 final class PostgresPool: Sendable {
     let connectionString: String
     let size: Int
-    /// See ``PostgresConnection/init(_:preparesStatements:transactionSetup:)``.
+    /// See ``PostgresConnection/init(_:preparesStatements:settings:)``.
     let preparesStatements: Bool
-    let transactionSetup: String?
+    let settings: [(name: String, value: String)]
     private let idle = LockedValue<[PostgresConnection]>([])
     private let slots: DispatchSemaphore
     private let closed = LockedValue(false)
     private let acquireTimeoutNanoseconds: UInt64
 
     init(
-        connectionString: String, size: Int, preparesStatements: Bool = true, transactionSetup: String? = nil,
+        connectionString: String, size: Int, preparesStatements: Bool = true,
+        settings: [(name: String, value: String)] = [],
         acquireTimeoutMilliseconds: Int = 30_000
     ) {
         precondition(size > 0, "a pool holds at least one connection")
         self.connectionString = connectionString
         self.size = size
         self.preparesStatements = preparesStatements
-        self.transactionSetup = transactionSetup
+        self.settings = settings
         slots = DispatchSemaphore(value: size)
         acquireTimeoutNanoseconds = UInt64(acquireTimeoutMilliseconds) * 1_000_000
     }
@@ -54,7 +55,7 @@ final class PostgresPool: Sendable {
 
     private func open() throws(PostgresError) -> PostgresConnection {
         try PostgresConnection(
-            connectionString, preparesStatements: preparesStatements, transactionSetup: transactionSetup)
+            connectionString, preparesStatements: preparesStatements, settings: settings)
     }
 
     private func use<Result>(

@@ -79,7 +79,7 @@ Method
     writes with it on (full). No HTTP: it bounds a server doing one transaction per request.
   - ModalStack pg 1× and 2× (when the binary has --database-url): one, then two instances on one
     fresh copy of a database holding the sessions (made through ModalStack on PostgreSQL, then
-    cloned in SQL as for SQLite), --threads 8 (the README's deployment), its default pool. With
+    cloned in SQL as for SQLite), --threads 2 as in SQLite mode, its default pool. With
     two, one wrk per instance, each with half the connections and its own half of the sessions
     (no session is written through both); requests/s summed, p50/p99 the worse of the two. Reads
     and writes with --durability normal, writes with full. Then one instance's reads with
@@ -100,8 +100,10 @@ Method
   for the work its call chain shows (TCP/IP, epoll, futex and eventfd wake-ups, file reads,
   writes and syncs) or for switching threads; a user sample for the library of its innermost
   frame (SQLite, libmicrohttpd, the Swift runtime, libc's malloc, its memory functions) or
-  ModalStack's own code. Shares of the server's samples, and CPU µs per request: each share of
-  the server's CPU time per request, measured as in the main table.
+  ModalStack's own code (libpq too, on PostgreSQL). Shares of the server's samples, and CPU µs
+  per request: each share of the server's CPU time per request, measured as in the main table.
+  Then the same for one instance on PostgreSQL (unless --no-postgres): the instance's own
+  samples and CPU, the database's left out (the main table gives it).
 * Written per change: ModalStack normal on a fresh copy with `--log-level off`, one write run at
   64 connections; the bytes it wrote to its files (wchar in /proc/PID/io: the WAL, and the
   checkpoints' copies into the database file; its sockets are written with send(2), which wchar
@@ -130,9 +132,9 @@ WRITE_BACK_AGE = 4096
 PERF_SESSIONS = 1024
 PERF_CONNECTIONS = 64
 SERVER_THREADS = 2
-# ModalStack on PostgreSQL waits for the database on its HTTP worker threads: the README's
-# deployment gives it 8.
-PG_SERVER_THREADS = 8
+# ModalStack on PostgreSQL suspends a GET of a session and a change while the database answers:
+# as in SQLite mode, two HTTP worker threads.
+PG_SERVER_THREADS = 2
 
 
 def log(message):
@@ -1206,6 +1208,8 @@ def sample_category(frames):
         return "SQLite"
     if "libmicrohttpd" in library:
         return "libmicrohttpd"
+    if "libpq" in library:
+        return "libpq"
     if "libswift" in library or "libdispatch" in library:
         return "Swift runtime and standard library"
     if "libc.so" in library:
@@ -1219,21 +1223,21 @@ def sample_category(frames):
     return "other"
 
 
-def cpu_profile(bench, database, mode):
-    """(shares of the samples by category, server CPU µs per request, requests/s) for one
-    scenario, sampled by perf."""
-    server = start_modalstack(bench, database, "normal")
+def cpu_profile(bench, start, mode, sessions):
+    """(shares of the samples by category, ModalStack's CPU µs per request, requests/s) for one
+    scenario on the server `start` starts, sampled by perf; a database server's CPU is left out."""
+    server = start()
     pid = server.processes[0].pid
     data = os.path.join(bench.tmp, f"perf-{mode}.data")
     recorder = None
     try:
-        run_wrk(bench, server, mode, "modalstack", PERF_SESSIONS, PERF_CONNECTIONS, 2)
+        run_wrk(bench, server, mode, "modalstack", sessions, PERF_CONNECTIONS, 2)
         # Per core, not per process: following each of the server's threads would cost at every
         # switch between them, which is much of what a write does.
         cores = bench.server_cpus or ",".join(map(str, sorted(bench.all_cpus)))
         recorder = subprocess.Popen(["perf", "record", "-q", "-F", "999", "-g", "-C", cores, "-o", data],
                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        result = run_wrk(bench, server, mode, "modalstack", PERF_SESSIONS, PERF_CONNECTIONS, 5)
+        result = run_wrk(bench, server, mode, "modalstack", sessions, PERF_CONNECTIONS, 5)
         recorder.send_signal(signal.SIGINT)
         recorder.wait(timeout=60)
     finally:
@@ -1253,16 +1257,34 @@ def cpu_profile(bench, database, mode):
             category = sample_category(frames)
             counts[category] = counts.get(category, 0) + 1
     total = max(sum(counts.values()), 1)
-    return {category: count / total for category, count in counts.items()}, result["cpu_us"], result["rps"]
+    instance_us = result["user_us"] + result["sys_us"]
+    return {category: count / total for category, count in counts.items()}, instance_us, result["rps"]
 
 
 def profile_table(bench):
     labels = {"read": "GET session", "write": "present + dismiss"}
     for mode, copy in scenario_databases(bench, "perf", PERF_SESSIONS):
-        shares, cpu_us, rps = cpu_profile(bench, copy, mode)
-        print(f"\n{labels[mode]}: {rps:,.0f} requests/s, {cpu_us:.1f} µs of server CPU per request")
-        for category, share in sorted(shares.items(), key=lambda item: -item[1]):
-            print(f"  {100 * share:5.1f} %  {share * cpu_us:6.1f} µs  {category}")
+        print_profile(labels[mode], *cpu_profile(bench, lambda: start_modalstack(bench, copy, "normal"), mode,
+                                                 PERF_SESSIONS))
+    if bench.no_postgres or not accepts_database_url(bench.binary):
+        return
+    postgres = Postgres(bench)
+    try:
+        postgres.start(bench, max_connections=PERF_CONNECTIONS + 100)
+        load_postgres_sessions(bench, postgres)
+        for mode in ("read", "write"):
+            shares, cpu_us, rps = cpu_profile(bench, lambda: start_modalstack_pg(bench, postgres, 1, "normal"), mode,
+                                              bench.sessions)
+            print_profile(f"{labels[mode]} on PostgreSQL (the instance's CPU, not the database's)",
+                          shares, cpu_us, rps)
+    finally:
+        postgres.stop()
+
+
+def print_profile(label, shares, cpu_us, rps):
+    print(f"\n{label}: {rps:,.0f} requests/s, {cpu_us:.1f} µs of ModalStack's CPU per request")
+    for category, share in sorted(shares.items(), key=lambda item: -item[1]):
+        print(f"  {100 * share:5.1f} %  {share * cpu_us:6.1f} µs  {category}")
 
 
 class Bench:
@@ -1367,6 +1389,7 @@ def main():
             instruction_table(bench)
             return
         if arguments.perf:
+            bench.no_postgres = arguments.no_postgres
             profile_table(bench)
             return
         element = json.dumps(bench.presentation, separators=(",", ":"))

@@ -438,13 +438,17 @@ public final class PostgresSessionStore: SessionStore {
 
     /// Writes the session's new version, logs its change and prunes the log, in one statement,
     /// if the session is at the version before (absent, for version 1); its value is 1 if it was.
+    /// A later version of a session that is gone (another instance deleted it) is not written:
+    /// that would bring it back.
     private func save(_ update: SessionUpdate) -> PostgresConnection.Statement {
         let session = update.session
         return PostgresConnection.Statement(
             sql: """
                 WITH saved AS (
                     INSERT INTO sessions AS s (id, version, created_at, updated_at, stack, queue, ttl, expires_at, path)
-                    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $11)
+                    SELECT $1::text, $2::bigint, $3::bigint, $4::bigint, $5::text, $6::text, $7::bigint, $8::bigint,
+                        $11::text
+                    WHERE $2::bigint = 1 OR EXISTS (SELECT 1 FROM sessions WHERE id = $1)
                     ON CONFLICT (id) DO UPDATE SET version = excluded.version, updated_at = excluded.updated_at,
                         stack = excluded.stack, queue = excluded.queue, ttl = excluded.ttl, expires_at = excluded.expires_at,
                         path = excluded.path

@@ -92,8 +92,16 @@ final class LatestSessions: Sendable {
 
     /// ``readCommitted(_:)`` without holding the caller's thread while a shared store answers:
     /// `done` runs once, on the store's thread, or before this returns when no round trip is needed.
-    func readCommitted(_ id: String, then done: @escaping @Sendable (Result<CommittedRead, StoreError>) -> Void) {
-        switch held(id) {
+    ///
+    /// With `unconfirmedForChange`, a shared store's session held in the cache is answered at once,
+    /// unconfirmed (``CommittedRead/isConfirmed``): a change decided on it is checked by its commit,
+    /// which finds it superseded if another instance changed the session first; any other outcome
+    /// must be decided again on a confirmed read.
+    func readCommitted(
+        _ id: String, unconfirmedForChange: Bool = false,
+        then done: @escaping @Sendable (Result<CommittedRead, StoreError>) -> Void
+    ) {
+        switch held(id, unconfirmedForChange: unconfirmedForChange) {
         case .answered(let read): done(.success(read))
         case .ask(let settled, let held):
             store.session(id: id, unlessAt: held.map { SessionStamp($0.session) }) { [self] stored in
@@ -115,9 +123,14 @@ final class LatestSessions: Sendable {
         case ask(settled: UInt64, held: Held?)
     }
 
-    private func held(_ id: String) -> CachedAnswer {
+    private func held(_ id: String, unconfirmedForChange: Bool = false) -> CachedAnswer {
         let settled = settledBatches.load(ordering: .acquiring)
         switch cache.lookup(id) {
+        case .session(let session, let rendered, _) where unconfirmedForChange && store.isShared:
+            return .answered(
+                CommittedRead(
+                    settledBatches: settled, session: session, fromStore: false, rendered: rendered, isConfirmed: false)
+            )
         case .session(let session, let rendered, let confirmedAt):
             guard store.isShared && !mayShowUnconfirmed(since: confirmedAt) else {
                 return .answered(
@@ -242,6 +255,9 @@ struct CommittedRead {
     let fromStore: Bool
     /// The session's JSON, when the session cache held it rendered.
     var rendered: [UInt8]? = nil
+    /// False for a shared store's session shown from the cache without asking the store (see
+    /// ``LatestSessions/readCommitted(_:unconfirmedForChange:then:)``).
+    var isConfirmed = true
 
     /// Whether no batch settled since the read, so it is still the committed state: only a
     /// settling batch changes what the store or the session cache holds for a session.

@@ -258,7 +258,10 @@ public final class SessionService: Sendable {
             case .failure(let error): completion(.failure(.storeFailed(error)))
             }
         }
-        onLatest(id, then: decided) { [self] path, latest -> Result<CommitQueue.Action, ChangeRefusal> in
+        // Deleting a session the cache still holds but another instance deleted would answer 204
+        // where 404 is due: a deletion is decided on a confirmed read.
+        onLatest(id, then: decided) {
+            [self] path, latest -> Result<CommitQueue.Action, ChangeRefusal> in
             guard let session = latest.session, latest.isPending || !session.isExpired(at: time.now()) else {
                 return .failure(.sessionNotFound(id))
             }
@@ -340,7 +343,14 @@ public final class SessionService: Sendable {
                     })
             }
         }
-        onLatest(request.sessionID, answeredFirst: storedAnswer, then: done) { [self] path, latest in
+        let mayStandUnconfirmed: @Sendable (Admission) -> Bool = {
+            switch $0 {
+            case .reserved, .replayed: true
+            case .refused, .unchanged: false
+            }
+        }
+        onLatest(request.sessionID, answeredFirst: storedAnswer, mayStandUnconfirmed: mayStandUnconfirmed, then: done) {
+            [self] path, latest in
             let id = request.sessionID
             let now = time.now()
             // A session that expired but was not swept yet counts as gone.
@@ -384,12 +394,18 @@ public final class SessionService: Sendable {
     /// lock is taken; read again if a batch settled in between and the session cache no longer
     /// holds the session. `answeredFirst` runs after each read: what it answers is the result.
     /// `done` gets the result; no thread waits while a shared store answers the reads.
+    ///
+    /// With `mayStandUnconfirmed`, a shared store's session may first be read from the cache
+    /// unconfirmed: a change decided on it is checked when it commits (superseded if another
+    /// instance changed the session first), so it costs no round trip. A decision that may not
+    /// stand on it (a refusal, or no change: they answer at once) is made again on a confirmed read.
     private func onLatest<Decided: Sendable>(
         _ id: String, answeredFirst: @escaping AnsweredFirst<Decided> = { $0(.success(nil)) },
+        mayStandUnconfirmed: (@Sendable (Decided) -> Bool)? = nil,
         then done: @escaping @Sendable (Result<Decided, StoreError>) -> Void,
         _ decision: @escaping @Sendable (inout LatestSessions.WritePath, LatestSessions.Latest) -> Decided
     ) {
-        latest.readCommitted(id) { [self] readResult in
+        latest.readCommitted(id, unconfirmedForChange: mayStandUnconfirmed != nil) { [self] readResult in
             let read: CommittedRead
             do throws(StoreError) { read = try readResult.get() } catch { return done(.failure(error)) }
             // An idempotency key is looked up after the session is read: another instance commits
@@ -400,8 +416,15 @@ public final class SessionService: Sendable {
                 case .failure(let error): done(.failure(error))
                 case .success(let answer?): done(.success(answer))
                 case .success(nil):
-                    if let decided = latest.decide(id, read: read, decision) { return done(.success(decided)) }
-                    onLatest(id, answeredFirst: answeredFirst, then: done, decision)
+                    guard let decided = latest.decide(id, read: read, decision) else {
+                        return onLatest(
+                            id, answeredFirst: answeredFirst, mayStandUnconfirmed: mayStandUnconfirmed, then: done,
+                            decision)
+                    }
+                    guard read.isConfirmed || mayStandUnconfirmed?(decided) == true else {
+                        return onLatest(id, answeredFirst: answeredFirst, then: done, decision)
+                    }
+                    done(.success(decided))
                 }
             }
         }

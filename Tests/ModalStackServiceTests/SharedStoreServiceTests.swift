@@ -155,6 +155,39 @@ struct SharedStoreServiceTests {
     }
 
     @Test(
+        "a change decided on a session held in memory that another instance changed or deleted is decided again, never stored over it"
+    )
+    func changesOnStaleMemory() throws {
+        let server = try PostgresServer.shared()
+        let database = server.connectionString(database: try server.createDatabase("service"))
+        // The first instance hears nothing of the other's commits: what it holds stays stale.
+        let first = try ServiceHarness { time in
+            NotListening(base: try PostgresSessionStore(connectionString: database, time: time))
+        }
+        let second = try ServiceHarness { time in try PostgresSessionStore(connectionString: database, time: time) }
+
+        // Deleted on the second: a change on the first is refused, not written as version 2.
+        #expect(first.change(present("a"), on: "s")?.answer?.version == 1)
+        let deleted = Eventually<Result<Void, ChangeRefusal>>()
+        second.service.delete(sessionID: "s", expecting: nil) { deleted.set($0) }
+        #expect((try? deleted.wait()?.get()) != nil)
+        let refusal = first.change(present("b"), on: "s", createsSession: false)?.refusal
+        #expect(
+            refusal.map { if case .sessionNotFound = $0 { true } else { false } } == true,
+            "\(String(describing: refusal))")
+        #expect(try second.service.session(id: "s") == nil)
+
+        // Changed on the second: a precondition the held version fails but the stored one meets
+        // is met, and a change builds on the stored version.
+        #expect(first.change(present("c"), on: "t")?.answer?.version == 1)
+        #expect(second.change(present("d"), on: "t")?.answer?.version == 2)
+        #expect(first.change(present("e"), on: "t", expecting: .oneOf([2]))?.answer?.version == 3)
+        #expect(second.change(present("f"), on: "t")?.answer?.version == 4)
+        #expect(first.change(present("g"), on: "t")?.answer?.version == 5)
+        #expect(try second.service.session(id: "t")?.stack.map(\.destination) == ["c", "d", "e", "f", "g"])
+    }
+
+    @Test(
         "with a staleness allowed, a read may show a state the other instance replaced, until it is that old or heard of"
     )
     func boundedStaleness() throws {

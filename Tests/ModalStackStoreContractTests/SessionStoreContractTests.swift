@@ -132,6 +132,8 @@ struct SessionStoreContractTests {
         let store = try engine()
         var session = Fixtures.session("s")
         session.ttlSeconds = 10
+        // Each save expects the version before it: the first is version 1.
+        session.version = 0
         for step in [Int64(0), 5_000, 200_000] {
             session.version += 1
             session.updatedAt = Timestamp(millisecondsSinceEpoch: 1_790_000_000_500 + step)
@@ -154,7 +156,9 @@ struct SessionStoreContractTests {
     func dismissedHistory(engine: StoreEngine) throws {
         let store = try engine()
         let template = Fixtures.session("s1").stack[0]
+        // Each save expects the version before it: version 1 first (a new session dismisses nothing).
         var session = Fixtures.session("s1")
+        try store.commit([Fixtures.save(session)])
         var dismissedIDs: [String] = []
         for round in 0..<40 {
             session.version += 1

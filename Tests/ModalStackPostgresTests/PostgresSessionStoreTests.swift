@@ -184,6 +184,8 @@ struct PostgresSessionStoreTests {
         let store = try PostgresSessionStore(
             connectionString: try newDatabase(), durability: durability, pooler: pooler)
         #expect(try store.setting("synchronous_commit") == (durability == .full ? "on" : "off"))
+        // Statements prepared once are planned once (through a pooler none is prepared).
+        #expect(try store.setting("plan_cache_mode") == (pooler == .none ? "force_generic_plan" : "auto"))
     }
 
     @Test("connections time out in seconds by default; the connection string's own timeouts win")

@@ -222,8 +222,13 @@ final class PostgresBatchReads<Read: Sendable>: Sendable {
         return receive(on: connection)
     }
 
-    /// Prepares the statement on a new connection.
+    /// Prepares the statement on a new connection, planned once (see ``PostgresConnection``).
     private func prepare(on connection: OpaquePointer) -> Result<PostgresRows, PostgresError> {
+        let setting = PostgresConnection.setting(PostgresConnection.preparedStatementSettings)
+        guard PQsendQueryParams(connection, setting, 0, nil, nil, nil, nil, 0) == 1 else {
+            return .failure(error(on: connection))
+        }
+        if case .failure(let error) = receive(on: connection) { return .failure(error) }
         let count = Int32(parameters([]).count)
         guard PQsendPrepare(connection, Self.statementName, sql, count, nil) == 1 else {
             return .failure(error(on: connection))

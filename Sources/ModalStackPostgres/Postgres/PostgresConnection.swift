@@ -34,9 +34,18 @@ final class PostgresConnection: @unchecked Sendable {
         self.handle = handle
         // Notices (a NOTICE from CREATE … IF NOT EXISTS, say) are not for the server's log.
         PQsetNoticeProcessor(handle, { _, _ in }, nil)
-        if preparesStatements && !settings.isEmpty {
-            try execute(settings.map { "SET \($0.name) = \($0.value)" }.joined(separator: "; "))
-        }
+        if preparesStatements { try execute(Self.setting(Self.preparedStatementSettings + settings)) }
+    }
+
+    /// On a connection that prepares its statements, each is planned once. PostgreSQL would
+    /// otherwise plan a statement again on every call when its first few plans for the values given
+    /// looked cheaper than the generic one: it did so for the commit's statements, and planning
+    /// them took longer than running them.
+    static let preparedStatementSettings = [(name: "plan_cache_mode", value: "force_generic_plan")]
+
+    /// `SET` statements for `settings`, for the session.
+    static func setting(_ settings: [(name: String, value: String)]) -> String {
+        settings.map { "SET \($0.name) = \($0.value)" }.joined(separator: "; ")
     }
 
     /// What opens each transaction: `BEGIN`, then the settings that could not be set for the session.

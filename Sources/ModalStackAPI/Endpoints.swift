@@ -56,7 +56,9 @@ struct Endpoints: Sendable {
         change(&router, "PUT", "/v1/sessions/{sessionId}/navigation", .session(.write), navigate)
         change(&router, "POST", "/v1/sessions/{sessionId}/links", .session(.write), openLink)
         route(&router, "GET", "/v1/links/resolve", .anyClient, resolveLink)
-        route(&router, "GET", "/v1/sessions/{sessionId}/events", .session(.read), events)
+        deferred(&router, "GET", "/v1/sessions/{sessionId}/events", .session(.read)) { request, reply, _ in
+            try events(request, reply)
+        }
         deferred(&router, "GET", "/v1/sessions/{sessionId}/events/stream", .session(.read), watch.streamEvents)
         route(&router, "GET", "/v1/sessions/{sessionId}/transition", .session(.read), transition)
         route(&router, "GET", "/v1/sessions/{sessionId}/versions/{version}", .session(.read), sessionVersion)
@@ -473,16 +475,36 @@ struct Endpoints: Sendable {
     /// A page of the log after `after`, as `transition` plans from `from`: beyond the session's
     /// version is a 400, and past what the log still holds a 410, but for `after=0`, "from the
     /// start", which begins where the log does and says so in `after`.
-    private func events(_ request: HTTPRequest) throws -> HTTPResponse {
+    /// On a shared store both reads suspend the request while the database answers.
+    private func events(_ request: HTTPRequest, _ reply: HTTPReply) throws {
         let sessionID = try request.sessionID()
-        let session = try service.existingSession(id: sessionID)
-        let after = try request.integerQuery("after", in: 0...Int64.max) ?? 0
-        let limit = Int(
-            try request.integerQuery("limit", in: 1...Int64(Self.maxEventPage)) ?? Int64(Self.defaultEventPage))
-        guard after <= session.version else {
-            throw Problem.invalidParameter("after", "is newer than the session's version \(session.version)")
+        service.renderedSession(id: sessionID) { [self] read in
+            do {
+                guard let session = try read.get()?.session else { throw Problem.sessionNotFound(sessionID) }
+                let after = try request.integerQuery("after", in: 0...Int64.max) ?? 0
+                let limit = Int(
+                    try request.integerQuery("limit", in: 1...Int64(Self.maxEventPage)) ?? Int64(Self.defaultEventPage))
+                guard after <= session.version else {
+                    throw Problem.invalidParameter("after", "is newer than the session's version \(session.version)")
+                }
+                service.changes(sessionID: sessionID, after: after, eventLimit: limit) { logged in
+                    reply.send(
+                        Responses.guarded(
+                            { request in
+                                try eventsPage(try logged.get(), of: session, after: after, limit: limit, for: request)
+                            }, request))
+                }
+            } catch {
+                reply.send(Responses.problem(for: error))
+            }
         }
-        let logged = try service.changes(sessionID: sessionID, after: after, eventLimit: limit)
+    }
+
+    /// A page of the session's events: the changes logged after `after`, and where the next page starts.
+    private func eventsPage(
+        _ logged: [SessionChange], of session: Session, after: Int64, limit: Int, for request: HTTPRequest
+    ) throws -> HTTPResponse {
+        let sessionID = session.id
         let start = logged.first.map { $0.version - 1 } ?? after
         if after > 0, start > after { throw Problem.versionGone(after) }
         let last = logged.last?.version ?? after

@@ -18,9 +18,10 @@ public final class PostgresSessionStore: SessionStore {
     private let writers: PostgresPool
     private let changeNotifications = PostgresChangeNotifications()
     /// Reads that do not hold their caller's thread, many answered per round trip: of sessions,
-    /// and of idempotency keys' responses.
+    /// of idempotency keys' responses, and of logged changes.
     private let batchReads: PostgresBatchReads<StampedRead>
     private let keyLookups: PostgresBatchReads<KeyLookup>
+    private let changeReads: PostgresBatchReads<ChangesRead>
 
     /// Connects to the database of `connectionString` (a libpq string or a `postgresql://` URL),
     /// creates or migrates the schema under an advisory lock (so instances starting together
@@ -66,6 +67,13 @@ public final class PostgresSessionStore: SessionStore {
             },
             deliver: { lookups, result in
                 Self.deliver(lookups, result, database: name, answers: Self.storedResponses, to: \.done)
+            })
+        let eventLogSize = retention.eventLogSize
+        changeReads = PostgresBatchReads(
+            connectionString: connectionString, preparesStatement: prepares, sql: Self.changesSQL,
+            parameters: { reads in Self.changesParameters(reads, eventLogSize: eventLogSize) },
+            deliver: { reads, result in
+                Self.deliver(reads, result, database: name, answers: Self.loggedChanges, to: \.done)
             })
         let refusal: String?
         do {
@@ -205,15 +213,61 @@ public final class PostgresSessionStore: SessionStore {
     /// hold a few older ones, down to a checkpoint (``RetentionPolicy/changesDeleted(whenLogging:)``).
     public func changes(sessionID: String, after version: Int64, eventLimit: Int) throws(StoreError) -> [SessionChange]
     {
-        // A change holds at least one event, so `eventLimit` rows are always enough.
-        let rows = try query(
-            """
-            SELECT record FROM changes WHERE session_id = $1 AND version > $2
-                AND version > (SELECT version FROM sessions WHERE id = $1) - $3
-            ORDER BY version LIMIT $4
-            """,
-            [sessionID, String(version), String(retention.eventLogSize), String(max(eventLimit, 1))])
-        return try RowCodec.decodeChanges(rows.rows.compactMap { $0[0] }, sessionID: sessionID, eventLimit: eventLimit)
+        let read = [ChangesRead(sessionID: sessionID, after: version, eventLimit: eventLimit, done: { _ in })]
+        let parameters = Self.changesParameters(read, eventLogSize: retention.eventLogSize)
+        return try Self.loggedChanges(read, from: try query(Self.changesSQL, parameters))[0]
+    }
+
+    public func changes(
+        sessionID: String, after version: Int64, eventLimit: Int,
+        then done: @escaping @Sendable (Result<[SessionChange], StoreError>) -> Void
+    ) {
+        changeReads.submit(ChangesRead(sessionID: sessionID, after: version, eventLimit: eventLimit, done: done))
+    }
+
+    /// A read of a session's logged changes after a version.
+    struct ChangesRead: Sendable {
+        let sessionID: String
+        let after: Int64
+        let eventLimit: Int
+        let done: @Sendable (Result<[SessionChange], StoreError>) -> Void
+    }
+
+    /// One statement for many reads of changes: each read's records, in version order, after its
+    /// version and within the log shown. A change holds at least one event, so `eventLimit` rows
+    /// are always enough.
+    static let changesSQL = """
+        SELECT w.n, c.record
+        FROM unnest($1::text[], $2::bigint[], $3::bigint[]) WITH ORDINALITY AS w(id, after, rows, n)
+        CROSS JOIN LATERAL (
+            SELECT version, record FROM changes WHERE session_id = w.id AND version > w.after
+                AND version > (SELECT version FROM sessions WHERE id = w.id) - $4
+            ORDER BY version LIMIT w.rows) c
+        ORDER BY w.n, c.version
+        """
+
+    static func changesParameters(_ reads: [ChangesRead], eventLogSize: Int) -> [String?] {
+        [
+            PostgresArray.text(reads.map(\.sessionID)), PostgresArray.bigint(reads.map(\.after)),
+            PostgresArray.bigint(reads.map { Int64(max($0.eventLimit, 1)) }), String(eventLogSize),
+        ]
+    }
+
+    /// Each read's changes, in order, from the rows of their statement.
+    static func loggedChanges(_ reads: [ChangesRead], from rows: PostgresRows) throws(StoreError) -> [[SessionChange]] {
+        var records = [[String]](repeating: [], count: reads.count)
+        for row in rows.rows {
+            guard row.count == 2, let position = row[0].flatMap({ Int($0) }), reads.indices.contains(position - 1),
+                let record = row[1]
+            else { throw StoreError(.corrupt, "a stored change is not in the expected form") }
+            records[position - 1].append(record)
+        }
+        var changes: [[SessionChange]] = []
+        for (read, records) in zip(reads, records) {
+            changes.append(
+                try RowCodec.decodeChanges(records, sessionID: read.sessionID, eventLimit: read.eventLimit))
+        }
+        return changes
     }
 
     public func change(sessionID: String, version: Int64) throws(StoreError) -> SessionChange? {
@@ -383,6 +437,7 @@ public final class PostgresSessionStore: SessionStore {
         changeNotifications.stop()
         batchReads.stop()
         keyLookups.stop()
+        changeReads.stop()
         readers.close()
         writers.close()
     }

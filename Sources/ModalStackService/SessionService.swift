@@ -121,6 +121,19 @@ public final class SessionService: Sendable {
         try store.changes(sessionID: sessionID, after: version, eventLimit: eventLimit)
     }
 
+    /// ``changes(sessionID:after:eventLimit:)`` without holding the caller's thread while a shared
+    /// store answers: `done` runs once, on the store's thread, or before this returns.
+    public func changes(
+        sessionID: String, after version: Int64, eventLimit: Int,
+        then done: @escaping @Sendable (Result<[SessionChange], StoreError>) -> Void
+    ) {
+        readsWaiting.add(1, ordering: .relaxed)
+        store.changes(sessionID: sessionID, after: version, eventLimit: eventLimit) { [self] changes in
+            readsWaiting.subtract(1, ordering: .relaxed)
+            done(changes)
+        }
+    }
+
     /// The logged change that made `version`, if the log still holds it.
     public func change(sessionID: String, version: Int64) throws(StoreError) -> SessionChange? {
         try store.change(sessionID: sessionID, version: version)

@@ -30,6 +30,13 @@ public protocol SessionStore: Sendable {
     /// when there are that many, always whole changes.
     func changes(sessionID: String, after version: Int64, eventLimit: Int) throws(StoreError) -> [SessionChange]
 
+    /// ``changes(sessionID:after:eventLimit:)`` without holding the caller's thread while a
+    /// database answers: `done` runs once, on the store's own thread, or before this returns for
+    /// an embedded store.
+    func changes(
+        sessionID: String, after version: Int64, eventLimit: Int,
+        then done: @escaping @Sendable (Result<[SessionChange], StoreError>) -> Void)
+
     /// The logged change that made `version`, if the log still holds it.
     func change(sessionID: String, version: Int64) throws(StoreError) -> SessionChange?
 
@@ -101,6 +108,16 @@ extension SessionStore {
         then done: @escaping @Sendable (Result<StoredSession, StoreError>) -> Void
     ) {
         done(Result { () throws(StoreError) in try session(id: id, unlessAt: stamp) })
+    }
+
+    /// By default on the caller's thread: an embedded store answers without waiting on a server.
+    public func changes(
+        sessionID: String, after version: Int64, eventLimit: Int,
+        then done: @escaping @Sendable (Result<[SessionChange], StoreError>) -> Void
+    ) {
+        done(
+            Result { () throws(StoreError) in try changes(sessionID: sessionID, after: version, eventLimit: eventLimit)
+            })
     }
 
     /// By default on the caller's thread: an embedded store answers without waiting on a server.

@@ -20,6 +20,13 @@ extension ForwardingSessionStore {
         try base.changes(sessionID: sessionID, after: version, eventLimit: eventLimit)
     }
 
+    public func changes(
+        sessionID: String, after version: Int64, eventLimit: Int,
+        then done: @escaping @Sendable (Result<[SessionChange], StoreError>) -> Void
+    ) {
+        base.changes(sessionID: sessionID, after: version, eventLimit: eventLimit, then: done)
+    }
+
     public func change(sessionID: String, version: Int64) throws(StoreError) -> SessionChange? {
         try base.change(sessionID: sessionID, version: version)
     }

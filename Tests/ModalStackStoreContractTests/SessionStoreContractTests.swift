@@ -214,18 +214,18 @@ struct SessionStoreContractTests {
             try store.commit([Fixtures.save(session)])
         }
         try store.commit([Fixtures.save(Fixtures.session("other"))])
-        let all = try store.changes(sessionID: "s1", after: 0, eventLimit: 100)
+        let all = try loggedChanges(store, sessionID: "s1", after: 0, eventLimit: 100)
         #expect(all.map(\.version) == [4, 5, 6, 7, 8])
         #expect(all.last == Fixtures.change(of: session))
         #expect(all.first?.stackIDs == session.stack.map(\.id))
-        #expect(try store.changes(sessionID: "s1", after: 6, eventLimit: 100).map(\.version) == [7, 8])
-        #expect(try store.changes(sessionID: "s1", after: 0, eventLimit: 2).map(\.version) == [4, 5])
-        #expect(try store.changes(sessionID: "s1", after: 8, eventLimit: 100).isEmpty)
+        #expect(try loggedChanges(store, sessionID: "s1", after: 6, eventLimit: 100).map(\.version) == [7, 8])
+        #expect(try loggedChanges(store, sessionID: "s1", after: 0, eventLimit: 2).map(\.version) == [4, 5])
+        #expect(try loggedChanges(store, sessionID: "s1", after: 8, eventLimit: 100).isEmpty)
         #expect(try store.change(sessionID: "s1", version: 3) == nil)
         #expect(try store.change(sessionID: "s1", version: 6)?.version == 6)
         try store.commit([.delete(sessionID: "s1")])
-        #expect(try store.changes(sessionID: "s1", after: 0, eventLimit: 100).isEmpty)
-        #expect(try store.changes(sessionID: "other", after: 0, eventLimit: 100).map(\.version) == [1])
+        #expect(try loggedChanges(store, sessionID: "s1", after: 0, eventLimit: 100).isEmpty)
+        #expect(try loggedChanges(store, sessionID: "other", after: 0, eventLimit: 100).map(\.version) == [1])
     }
 
     @Test(
@@ -458,5 +458,21 @@ private func lookedUp(_ store: some SessionStore, scope: String, key: String) th
     }
     #expect(answered.wait(timeout: .now() + .seconds(10)) == .success)
     #expect(try answer.withLock { $0 }?.get() == direct, "looked up without holding the thread")
+    return direct
+}
+
+/// A session's logged changes, read on the caller's thread and without holding it: the two must agree.
+private func loggedChanges(_ store: some SessionStore, sessionID: String, after version: Int64, eventLimit: Int) throws
+    -> [SessionChange]
+{
+    let direct = try store.changes(sessionID: sessionID, after: version, eventLimit: eventLimit)
+    let answer = LockedValue<Result<[SessionChange], StoreError>?>(nil)
+    let answered = DispatchSemaphore(value: 0)
+    store.changes(sessionID: sessionID, after: version, eventLimit: eventLimit) { result in
+        answer.withLock { $0 = result }
+        answered.signal()
+    }
+    #expect(answered.wait(timeout: .now() + .seconds(10)) == .success)
+    #expect(try answer.withLock { $0 }?.get() == direct, "read without holding the thread")
     return direct
 }

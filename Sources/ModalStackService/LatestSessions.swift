@@ -111,7 +111,7 @@ final class LatestSessions: Sendable {
     }
 
     /// A session the cache holds, with its rendering.
-    struct Held: Sendable {
+    private struct Held: Sendable {
         let session: Session
         let rendered: [UInt8]?
     }

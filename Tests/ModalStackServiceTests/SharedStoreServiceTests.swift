@@ -23,6 +23,17 @@ struct SharedStoreServiceTests {
         return (try ServiceHarness(store: open), try ServiceHarness(store: open))
     }
 
+    /// Two harnesses on a new database; the first hears nothing of the other's commits, as an
+    /// instance before the notification arrives.
+    private func deafAndListening() throws -> (first: ServiceHarness, second: ServiceHarness) {
+        let server = try PostgresServer.shared()
+        let database = server.connectionString(database: try server.createDatabase("service"))
+        let first = try ServiceHarness { time in
+            NotListening(base: try PostgresSessionStore(connectionString: database, time: time))
+        }
+        return (first, try ServiceHarness { time in try PostgresSessionStore(connectionString: database, time: time) })
+    }
+
     private func present(_ destination: String) -> Command {
         .present(PresentRequest(destination: destination))
     }
@@ -125,13 +136,8 @@ struct SharedStoreServiceTests {
         "a read answers from memory while the store's stamp matches; another instance's change, or the session made again, is read whole"
     )
     func readsFromMemoryWhileCurrent() throws {
-        let server = try PostgresServer.shared()
-        let database = server.connectionString(database: try server.createDatabase("service"))
-        // The first instance hears nothing of the other's commits: only the stamp can tell it.
-        let first = try ServiceHarness { time in
-            NotListening(base: try PostgresSessionStore(connectionString: database, time: time))
-        }
-        let second = try ServiceHarness { time in try PostgresSessionStore(connectionString: database, time: time) }
+        // Only the stamp can tell the first instance of the other's commits.
+        let (first, second) = try deafAndListening()
         #expect(first.change(present("a"), on: "s")?.answer?.version == 1)
         let reads = first.store.sessionReads
         #expect(try first.service.session(id: "s")?.stack.map(\.destination) == ["a"])
@@ -158,13 +164,8 @@ struct SharedStoreServiceTests {
         "a change decided on a session held in memory that another instance changed or deleted is decided again, never stored over it"
     )
     func changesOnStaleMemory() throws {
-        let server = try PostgresServer.shared()
-        let database = server.connectionString(database: try server.createDatabase("service"))
-        // The first instance hears nothing of the other's commits: what it holds stays stale.
-        let first = try ServiceHarness { time in
-            NotListening(base: try PostgresSessionStore(connectionString: database, time: time))
-        }
-        let second = try ServiceHarness { time in try PostgresSessionStore(connectionString: database, time: time) }
+        // What the first instance holds stays stale.
+        let (first, second) = try deafAndListening()
 
         // Deleted on the second: a change on the first is refused, not written as version 2.
         #expect(first.change(present("a"), on: "s")?.answer?.version == 1)

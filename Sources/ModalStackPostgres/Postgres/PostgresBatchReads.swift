@@ -204,19 +204,13 @@ final class PostgresBatchReads<Read: Sendable>: Sendable {
 
     private static var statementName: String { "batch_read" }
 
-    /// Sends the statement and reads its result, waiting only in poll(2); on a new connection,
-    /// prepares it first.
+    /// Sends the statement (prepared, when statements are) and reads its result, waiting only in poll(2).
     private func send(_ parameters: [String?], on connection: OpaquePointer) -> Result<PostgresRows, PostgresError> {
-        var copies: [UnsafeMutablePointer<CChar>?] = parameters.map { $0.map { strdup($0) } ?? nil }
-        defer { for copy in copies { free(copy) } }
-        let sent = copies.withUnsafeMutableBufferPointer { buffer in
-            buffer.withMemoryRebound(to: UnsafePointer<CChar>?.self) { values in
-                let count = Int32(values.count)
-                guard preparesStatement else {
-                    return PQsendQueryParams(connection, sql, count, nil, values.baseAddress, nil, nil, 0)
-                }
-                return PQsendQueryPrepared(connection, Self.statementName, count, values.baseAddress, nil, nil, 0)
+        let sent = PostgresConnection.withValues(parameters) { values, count in
+            guard preparesStatement else {
+                return PQsendQueryParams(connection, sql, count, nil, values, nil, nil, 0)
             }
+            return PQsendQueryPrepared(connection, Self.statementName, count, values, nil, nil, 0)
         }
         guard sent == 1 else { return .failure(error(on: connection)) }
         return receive(on: connection)

@@ -95,15 +95,11 @@ final class PostgresConnection: @unchecked Sendable {
     @discardableResult
     func execute(_ sql: String, _ parameters: [String?]) throws(PostgresError) -> PostgresRows {
         let name = preparesStatements ? try prepared(sql, parameterCount: parameters.count) : nil
-        var copies: [UnsafeMutablePointer<CChar>?] = parameters.map { $0.map { strdup($0) } ?? nil }
-        defer { for copy in copies { free(copy) } }
-        let result = copies.withUnsafeMutableBufferPointer { buffer in
-            buffer.withMemoryRebound(to: UnsafePointer<CChar>?.self) { values in
-                if let name {
-                    PQexecPrepared(handle, name, Int32(values.count), values.baseAddress, nil, nil, 0)
-                } else {
-                    PQexecParams(handle, sql, Int32(values.count), nil, values.baseAddress, nil, nil, 0)
-                }
+        let result = Self.withValues(parameters) { values, count in
+            if let name {
+                PQexecPrepared(handle, name, count, values, nil, nil, 0)
+            } else {
+                PQexecParams(handle, sql, count, nil, values, nil, nil, 0)
             }
         }
         let rows = try PostgresRows(result, connection: handle)
@@ -204,18 +200,28 @@ final class PostgresConnection: @unchecked Sendable {
                 name = fresh
             }
         }
-        var copies: [UnsafeMutablePointer<CChar>?] = statement.parameters.map { $0.map { strdup($0) } ?? nil }
-        defer { for copy in copies { free(copy) } }
-        let sent = copies.withUnsafeMutableBufferPointer { buffer in
-            buffer.withMemoryRebound(to: UnsafePointer<CChar>?.self) { values in
-                if let name {
-                    PQsendQueryPrepared(handle, name, Int32(values.count), values.baseAddress, nil, nil, 0)
-                } else {
-                    PQsendQueryParams(handle, statement.sql, Int32(values.count), nil, values.baseAddress, nil, nil, 0)
-                }
+        let sent = Self.withValues(statement.parameters) { values, count in
+            if let name {
+                PQsendQueryPrepared(handle, name, count, values, nil, nil, 0)
+            } else {
+                PQsendQueryParams(handle, statement.sql, count, nil, values, nil, nil, 0)
             }
         }
         return (sent == 1, prepared)
+    }
+
+    /// Calls `body` with text parameters as libpq takes them (C strings, nil for NULL) and their
+    /// count; the copies live until `body` returns.
+    static func withValues<Result>(
+        _ parameters: [String?], _ body: (UnsafePointer<UnsafePointer<CChar>?>?, Int32) -> Result
+    ) -> Result {
+        var copies: [UnsafeMutablePointer<CChar>?] = parameters.map { $0.map { strdup($0) } ?? nil }
+        defer { for copy in copies { free(copy) } }
+        return copies.withUnsafeMutableBufferPointer { buffer in
+            buffer.withMemoryRebound(to: UnsafePointer<CChar>?.self) { values in
+                body(values.baseAddress, Int32(values.count))
+            }
+        }
     }
 
     /// The names of the statements prepared on this connection, by their text.

@@ -63,16 +63,8 @@ final class PostgresListener: Sendable {
     func start() {
         let started = phase.withLock { phase -> Bool in
             guard case .idle = phase else { return false }
-            var thread = pthread_t()
             // The thread holds the listener until `run` returns.
-            let status = pthread_create(
-                &thread, nil,
-                { raw in
-                    Unmanaged<PostgresListener>.fromOpaque(raw!).takeRetainedValue().run()
-                    return nil
-                }, Unmanaged.passRetained(self).toOpaque())
-            precondition(status == 0, "pthread_create failed: \(status)")
-            phase = .running(thread)
+            phase = .running(PollingConnection.startThread { self.run() })
             return true
         }
         if started { firstAttempt.wait() }

@@ -186,6 +186,59 @@ struct PostgresSessionStoreTests {
         #expect(try store.setting("synchronous_commit") == (durability == .full ? "on" : "off"))
         // Statements prepared once are planned once (through a pooler none is prepared).
         #expect(try store.setting("plan_cache_mode") == (pooler == .none ? "force_generic_plan" : "auto"))
+        #expect(try store.setting("enable_seqscan") == (pooler == .none ? "off" : "on"))
+    }
+
+    @Test("statements planned while the tables were empty reach rows through their indexes as the tables grow")
+    func plansKeepUsingIndexes() throws {
+        let database = try newDatabase()
+        try PostgresSessionStore(connectionString: database).close()
+        let admin = try PostgresConnection(database)
+        /// Statistics reach the server when a backend ends: waits until every other one has.
+        func othersEnded() -> Bool {
+            waitUntil(timeout: .seconds(20), pollingEvery: .milliseconds(10)) {
+                (try? admin.execute(
+                    "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+                ).scalar) == "0"
+            }
+        }
+        try #require(othersEnded())
+        // The migration's index builds counted as scans. Then the empty tables are analyzed, as
+        // autovacuum does a new database's: their statistics now say they hold nothing.
+        try admin.execute("SELECT pg_stat_reset()")
+        try admin.execute("VACUUM ANALYZE")
+        let store = try PostgresSessionStore(connectionString: database)
+        // The first commit prepares (and plans) the commit's statements on those tables.
+        let sessions = 40
+        for version in Int64(1)...6 {
+            try store.commit(
+                (0..<sessions).map { index in
+                    let session = StoreFixtures.session("s\(index)", version: version)
+                    var gone = session.stack[0]
+                    gone.id = "s\(index)-gone\(version)"
+                    return StoreFixtures.save(
+                        session, dismissed: version > 1 ? [StoreFixtures.dismissed(gone, at: 1_790_000_001_000)] : [])
+                })
+        }
+        for index in 0..<sessions {
+            #expect(try store.session(id: "s\(index)", unlessAt: nil) != .unchanged)
+            #expect(try store.changes(sessionID: "s\(index)", after: 4, eventLimit: 10).count == 2)
+            #expect(try store.dismissedPresentation(id: "s\(index)-gone2", sessionID: "s\(index)") != nil)
+        }
+        store.close()
+        try #require(othersEnded())
+        let rows = try admin.execute(
+            """
+            SELECT relname, seq_scan, idx_scan FROM pg_stat_user_tables
+            WHERE relname IN ('sessions', 'changes', 'dismissed_presentations') ORDER BY relname
+            """
+        ).rows
+        #expect(rows.map { $0[0] } == ["changes", "dismissed_presentations", "sessions"])
+        for row in rows {
+            let (sequential, index) = (Int(row[1] ?? "") ?? -1, Int(row[2] ?? "") ?? -1)
+            #expect(
+                sequential == 0 && index >= sessions, "\(row[0] ?? ""): \(sequential) whole scans, \(index) by index")
+        }
     }
 
     @Test("connections time out in seconds by default; the connection string's own timeouts win")

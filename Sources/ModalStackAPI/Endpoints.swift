@@ -32,36 +32,34 @@ struct Endpoints: Sendable {
             headers.set("Content-Type", "application/yaml")
             return HTTPResponse(status: 200, headers: headers, body: OpenAPIDocument.bytes)
         }
-        route(&router, "GET", "/v1/sessions", .admin, listSessions)
-        change(&router, "POST", "/v1/sessions", .admin, createSessionWithServerID)
-        change(&router, "PUT", "/v1/sessions/{sessionId}", .session(.write), putSession)
+        suspending(&router, "GET", "/v1/sessions", .admin, listSessions)
+        suspending(&router, "POST", "/v1/sessions", .admin, createSessionWithServerID)
+        suspending(&router, "PUT", "/v1/sessions/{sessionId}", .session(.write), putSession)
         deferred(&router, "GET", "/v1/sessions/{sessionId}", .session(.read), watch.getSession)
-        change(&router, "DELETE", "/v1/sessions/{sessionId}", .admin, deleteSession)
+        suspending(&router, "DELETE", "/v1/sessions/{sessionId}", .admin, deleteSession)
         route(&router, "POST", "/v1/sessions/{sessionId}/tokens", .admin, mintToken)
-        change(&router, "POST", "/v1/sessions/{sessionId}/presentations", .session(.write), present)
-        route(
+        suspending(&router, "POST", "/v1/sessions/{sessionId}/presentations", .session(.write), present)
+        suspending(
             &router, "GET", "/v1/sessions/{sessionId}/presentations/{presentationId}", .session(.read),
             getPresentation)
-        change(
+        suspending(
             &router, "PATCH", "/v1/sessions/{sessionId}/presentations/{presentationId}", .session(.write),
             updatePresentation)
-        change(
+        suspending(
             &router, "DELETE", "/v1/sessions/{sessionId}/presentations/{presentationId}", .session(.write),
             deletePresentation)
-        change(&router, "POST", "/v1/sessions/{sessionId}/dismiss", .session(.write), dismiss)
-        change(&router, "PUT", "/v1/sessions/{sessionId}/stack", .session(.write), replaceStack)
-        change(&router, "POST", "/v1/sessions/{sessionId}/path", .session(.write), push)
-        route(&router, "GET", "/v1/sessions/{sessionId}/path/{entryId}", .session(.read), getPathEntry)
-        change(&router, "POST", "/v1/sessions/{sessionId}/path/pop", .session(.write), pop)
-        change(&router, "PUT", "/v1/sessions/{sessionId}/navigation", .session(.write), navigate)
-        change(&router, "POST", "/v1/sessions/{sessionId}/links", .session(.write), openLink)
+        suspending(&router, "POST", "/v1/sessions/{sessionId}/dismiss", .session(.write), dismiss)
+        suspending(&router, "PUT", "/v1/sessions/{sessionId}/stack", .session(.write), replaceStack)
+        suspending(&router, "POST", "/v1/sessions/{sessionId}/path", .session(.write), push)
+        suspending(&router, "GET", "/v1/sessions/{sessionId}/path/{entryId}", .session(.read), getPathEntry)
+        suspending(&router, "POST", "/v1/sessions/{sessionId}/path/pop", .session(.write), pop)
+        suspending(&router, "PUT", "/v1/sessions/{sessionId}/navigation", .session(.write), navigate)
+        suspending(&router, "POST", "/v1/sessions/{sessionId}/links", .session(.write), openLink)
         route(&router, "GET", "/v1/links/resolve", .anyClient, resolveLink)
-        deferred(&router, "GET", "/v1/sessions/{sessionId}/events", .session(.read)) { request, reply, _ in
-            try events(request, reply)
-        }
+        suspending(&router, "GET", "/v1/sessions/{sessionId}/events", .session(.read), events)
         deferred(&router, "GET", "/v1/sessions/{sessionId}/events/stream", .session(.read), watch.streamEvents)
-        route(&router, "GET", "/v1/sessions/{sessionId}/transition", .session(.read), transition)
-        route(&router, "GET", "/v1/sessions/{sessionId}/versions/{version}", .session(.read), sessionVersion)
+        suspending(&router, "GET", "/v1/sessions/{sessionId}/transition", .session(.read), transition)
+        suspending(&router, "GET", "/v1/sessions/{sessionId}/versions/{version}", .session(.read), sessionVersion)
         route(&router, "GET", "/v1/destinations", .anyClient, destinations)
     }
 
@@ -100,8 +98,9 @@ struct Endpoints: Sendable {
         }
     }
 
-    /// A change: answered from the committing thread once durable, so no worker waits for a commit.
-    private func change(
+    /// A change, or a read of the store: answered from the thread that finishes it (the commit,
+    /// once durable, or the store's answer), so no worker waits for a commit or a database.
+    private func suspending(
         _ router: inout Router, _ method: String, _ pattern: String, _ required: Access,
         _ endpoint: @escaping @Sendable (HTTPRequest, HTTPReply) throws -> Void
     ) {
@@ -156,11 +155,18 @@ struct Endpoints: Sendable {
     static let maxSessionPage = 100
 
     /// The live sessions, the most recently changed first, a page at a time.
-    private func listSessions(_ request: HTTPRequest) throws -> HTTPResponse {
+    private func listSessions(_ request: HTTPRequest, reply: HTTPReply) throws {
         let limit = Int(
             try request.integerQuery("limit", in: 1...Int64(Self.maxSessionPage)) ?? Int64(Self.defaultSessionPage))
         let cursor = try request.queryParameter("cursor").map(SessionListCursor.parse)
-        var sessions = try service.recentSessions(after: cursor, limit: limit + 1)
+        service.recentSessions(after: cursor, limit: limit + 1) { found in
+            Self.send(found, to: reply, for: request) { found in Self.sessionPage(found, limit: limit) }
+        }
+    }
+
+    /// A page of the listing, from up to `limit + 1` sessions: one more says there is a next page.
+    private static func sessionPage(_ found: [Session], limit: Int) -> HTTPResponse {
+        var sessions = found
         let hasMore = sessions.count > limit
         sessions = Array(sessions.prefix(limit))
         let next: JSONValue =
@@ -314,13 +320,16 @@ struct Endpoints: Sendable {
         "/v1/sessions/\(sessionID)/presentations/\(presentation.id)"
     }
 
-    private func getPresentation(_ request: HTTPRequest) throws -> HTTPResponse {
+    private func getPresentation(_ request: HTTPRequest, reply: HTTPReply) throws {
         let id = request.pathParameters["presentationId"] ?? ""
-        let session = try service.existingSession(id: try request.sessionID())
-        guard let presentation = try service.presentation(id: id, in: session) else {
-            throw ModalError.presentationNotFound(id)
+        try onSession(request, reply) { [service] session in
+            service.presentation(id: id, in: session) { found in
+                Self.send(found, to: reply, for: request) { presentation in
+                    guard let presentation else { throw ModalError.presentationNotFound(id) }
+                    return try Responses.read(presentation.serialized(), of: session, for: request)
+                }
+            }
         }
-        return try Responses.read(presentation.serialized(), of: session, for: request)
     }
 
     private func updatePresentation(_ request: HTTPRequest, reply: HTTPReply) throws {
@@ -394,9 +403,12 @@ struct Endpoints: Sendable {
         }
     }
 
-    private func getPathEntry(_ request: HTTPRequest) throws -> HTTPResponse {
+    private func getPathEntry(_ request: HTTPRequest, reply: HTTPReply) throws {
         let id = request.pathParameters["entryId"] ?? ""
-        let session = try service.existingSession(id: try request.sessionID())
+        try onSession(request, reply) { session in reply.send(try Self.pathEntry(id, of: session, for: request)) }
+    }
+
+    private static func pathEntry(_ id: String, of session: Session, for request: HTTPRequest) throws -> HTTPResponse {
         guard let found = session.pathEntry(id: id) else {
             throw ModalError(
                 .entryNotFound, "no level of the session has the path entry \(id) now",
@@ -475,33 +487,24 @@ struct Endpoints: Sendable {
     /// A page of the log after `after`, as `transition` plans from `from`: beyond the session's
     /// version is a 400, and past what the log still holds a 410, but for `after=0`, "from the
     /// start", which begins where the log does and says so in `after`.
-    /// On a shared store both reads suspend the request while the database answers.
-    private func events(_ request: HTTPRequest, _ reply: HTTPReply) throws {
-        let sessionID = try request.sessionID()
-        service.renderedSession(id: sessionID) { [self] read in
-            do {
-                guard let session = try read.get()?.session else { throw Problem.sessionNotFound(sessionID) }
-                let after = try request.integerQuery("after", in: 0...Int64.max) ?? 0
-                let limit = Int(
-                    try request.integerQuery("limit", in: 1...Int64(Self.maxEventPage)) ?? Int64(Self.defaultEventPage))
-                guard after <= session.version else {
-                    throw Problem.invalidParameter("after", "is newer than the session's version \(session.version)")
+    private func events(_ request: HTTPRequest, reply: HTTPReply) throws {
+        try onSession(request, reply) { [service] session in
+            let after = try request.integerQuery("after", in: 0...Int64.max) ?? 0
+            let limit = Int(
+                try request.integerQuery("limit", in: 1...Int64(Self.maxEventPage)) ?? Int64(Self.defaultEventPage))
+            guard after <= session.version else {
+                throw Problem.invalidParameter("after", "is newer than the session's version \(session.version)")
+            }
+            service.changes(sessionID: session.id, after: after, eventLimit: limit) { logged in
+                Self.send(logged, to: reply, for: request) { logged in
+                    try Self.eventsPage(logged, of: session, after: after, limit: limit, for: request)
                 }
-                service.changes(sessionID: sessionID, after: after, eventLimit: limit) { logged in
-                    reply.send(
-                        Responses.guarded(
-                            { request in
-                                try eventsPage(try logged.get(), of: session, after: after, limit: limit, for: request)
-                            }, request))
-                }
-            } catch {
-                reply.send(Responses.problem(for: error))
             }
         }
     }
 
     /// A page of the session's events: the changes logged after `after`, and where the next page starts.
-    private func eventsPage(
+    private static func eventsPage(
         _ logged: [SessionChange], of session: Session, after: Int64, limit: Int, for request: HTTPRequest
     ) throws -> HTTPResponse {
         let sessionID = session.id
@@ -521,25 +524,31 @@ struct Endpoints: Sendable {
         return try Responses.read(writer.bytes, of: session, for: request)
     }
 
-    private func transition(_ request: HTTPRequest) throws -> HTTPResponse {
-        let sessionID = try request.sessionID()
-        let session = try service.existingSession(id: sessionID)
-        guard let from = try request.integerQuery("from", in: 0...Int64.max) else {
-            throw Problem.invalidParameter("from", "is required: the version the client shows")
+    private func transition(_ request: HTTPRequest, reply: HTTPReply) throws {
+        try onSession(request, reply) { [service] session in
+            guard let from = try request.integerQuery("from", in: 0...Int64.max) else {
+                throw Problem.invalidParameter("from", "is required: the version the client shows")
+            }
+            guard from <= session.version else {
+                throw Problem.invalidParameter("from", "is newer than the session's version \(session.version)")
+            }
+            guard from != session.version, from != 0 else {
+                let old = from == 0 ? NavigationShape() : NavigationShape(session)
+                return reply.send(try Self.transition(from: from, old, to: session, for: request))
+            }
+            service.change(sessionID: session.id, version: from) { change in
+                Self.send(change, to: reply, for: request) { change in
+                    guard let change else { throw Problem.versionGone(from) }
+                    return try Self.transition(from: from, change.shape, to: session, for: request)
+                }
+            }
         }
-        guard from <= session.version else {
-            throw Problem.invalidParameter("from", "is newer than the session's version \(session.version)")
-        }
-        let old: NavigationShape
-        if from == session.version {
-            old = NavigationShape(session)
-        } else if from == 0 {
-            old = NavigationShape()
-        } else if let change = try service.change(sessionID: sessionID, version: from) {
-            old = change.shape
-        } else {
-            throw Problem.versionGone(from)
-        }
+    }
+
+    /// The plan from what a client shows at version `from` (its shape `old`) to the session now.
+    private static func transition(
+        from: Int64, _ old: NavigationShape, to session: Session, for request: HTTPRequest
+    ) throws -> HTTPResponse {
         let plan = TransitionPlan(from: old, to: NavigationShape(session))
         let body: JSONValue = ["from": JSONValue(from), "to": JSONValue(session.version), "transition": plan.json]
         return try Responses.read(body.serialized(), of: session, for: request)
@@ -549,19 +558,56 @@ struct Endpoints: Sendable {
     /// version as `GET` answers it, an older one rebuilt from the log while the log holds the
     /// change that made it (else 410), a version not reached yet 404. Tagged with that version,
     /// so that `If-None-Match` answers 304 for the version a client already has.
-    private func sessionVersion(_ request: HTTPRequest) throws -> HTTPResponse {
+    private func sessionVersion(_ request: HTTPRequest, reply: HTTPReply) throws {
         let sessionID = try request.sessionID()
         let version = try request.versionParameter()
-        guard let rendered = try service.renderedSession(id: sessionID) else {
-            throw Problem.sessionNotFound(sessionID)
+        try onRenderedSession(request, reply) { [service] rendered in
+            let current = rendered.session
+            if version == current.version {
+                return reply.send(try Responses.read(rendered.body, of: current, for: request))
+            }
+            guard version < current.version else {
+                throw Problem.versionNotFound(version, currentVersion: current.version)
+            }
+            service.session(id: sessionID, at: version) { old in
+                Self.send(old, to: reply, for: request) { old in
+                    guard let old else { throw Problem.versionGone(version) }
+                    return try Responses.read(old.serialized(), of: old, for: request)
+                }
+            }
         }
-        let current = rendered.session
-        if version == current.version { return try Responses.read(rendered.body, of: current, for: request) }
-        guard version < current.version else {
-            throw Problem.versionNotFound(version, currentVersion: current.version)
+    }
+
+    /// Reads the request's session without holding the thread, then goes on with it in `next`,
+    /// which answers through the request's reply. No session: a 404 problem; `next` throwing: its problem.
+    private func onSession(
+        _ request: HTTPRequest, _ reply: HTTPReply, _ next: @escaping @Sendable (Session) throws -> Void
+    ) throws {
+        try onRenderedSession(request, reply) { rendered in try next(rendered.session) }
+    }
+
+    /// ``onSession(_:_:_:)``, with the session's JSON as `GET` answers it.
+    private func onRenderedSession(
+        _ request: HTTPRequest, _ reply: HTTPReply,
+        _ next: @escaping @Sendable (SessionService.RenderedSession) throws -> Void
+    ) throws {
+        let sessionID = try request.sessionID()
+        service.renderedSession(id: sessionID) { read in
+            do {
+                guard let rendered = try read.get() else { throw Problem.sessionNotFound(sessionID) }
+                try next(rendered)
+            } catch {
+                reply.send(Responses.problem(for: error))
+            }
         }
-        guard let old = try service.session(id: sessionID, at: version) else { throw Problem.versionGone(version) }
-        return try Responses.read(old.serialized(), of: old, for: request)
+    }
+
+    /// Answers with what `respond` makes of a read's result, or with the problem either holds.
+    private static func send<Value>(
+        _ result: Result<Value, StoreError>, to reply: HTTPReply, for request: HTTPRequest,
+        _ respond: (Value) throws -> HTTPResponse
+    ) {
+        reply.send(Responses.guarded({ _ in try respond(try result.get()) }, request))
     }
 
     // MARK: Destinations

@@ -127,51 +127,67 @@ struct SessionWatch: Sendable {
 
     // MARK: Server-Sent Events
 
+    /// Opens the stream once the session is read: on a shared store, the request waits for
+    /// the database suspended, not on a worker thread.
     func streamEvents(_ request: HTTPRequest, reply: HTTPReply, grant: Grant) {
+        let id: String
+        let lastEventID: Int64?
         do {
-            let id = try request.sessionID()
-            let lastEventID = try request.lastEventID()
-            // Nil: the session does not exist (yet, or any more), and the stream waits for it.
-            let session = try service.session(id: id)
-            var headers = HTTPHeaders()
-            headers.set("Content-Type", "text/event-stream")
-            headers.set("Cache-Control", "no-store")
-            guard let stream = reply.startStream(status: 200, headers: headers) else { return }
-            let pump = EventPump(service: service, sessionID: id, stream: stream, time: time)
-            if let session {
-                // Without Last-Event-ID, or with one this session never reached, the stream starts from the whole session.
-                let resumesFrom = lastEventID.flatMap { $0 <= session.version ? $0 : nil }
-                if resumesFrom == nil {
-                    stream.write(
-                        EventPump.frame(
-                            id: session.version, event: lastEventID == nil ? "session" : "reset",
-                            data: session.serialized()))
-                }
-                pump.follow(session, lastSent: resumesFrom ?? session.version)
-            }
-            let notifier = service.notifier
-            let subscription = notifier.subscribe(to: id) { notification in
-                switch notification {
-                case .changed(let session): pump.changed(session)
-                case .deleted: pump.sessionLeft()
-                case .shutdown: stream.close()
-                }
-            }
-            metrics.eventStreamsOpen.add(1, ordering: .relaxed)
-            stream.onClose { [metrics] in
-                notifier.cancel(subscription)
-                metrics.eventStreamsOpen.subtract(1, ordering: .relaxed)
-            }
-            Heartbeat.start(every: heartbeatSeconds, on: stream, time: time)
-            // A stream opened with a token ends when the token does. Weakly: a stream closed before
-            // then has let its pump go (the subscription held it), and the timer finds nothing.
-            if let left = millisecondsLeft(grant) {
-                time.schedule(after: .milliseconds(left)) { [weak pump] in pump?.end(.tokenExpired) }
-            }
-            pump.catchUp()
+            id = try request.sessionID()
+            lastEventID = try request.lastEventID()
         } catch {
-            reply.send(Responses.problem(for: error))
+            return reply.send(Responses.problem(for: error))
         }
+        service.renderedSession(id: id) { [self] read in
+            switch read {
+            // Nil: the session does not exist (yet, or any more), and the stream waits for it.
+            case .success(let rendered):
+                openStream(id, following: rendered?.session, lastEventID: lastEventID, reply: reply, grant: grant)
+            case .failure(let error):
+                reply.send(Responses.problem(for: error))
+            }
+        }
+    }
+
+    private func openStream(
+        _ id: String, following session: Session?, lastEventID: Int64?, reply: HTTPReply, grant: Grant
+    ) {
+        var headers = HTTPHeaders()
+        headers.set("Content-Type", "text/event-stream")
+        headers.set("Cache-Control", "no-store")
+        guard let stream = reply.startStream(status: 200, headers: headers) else { return }
+        let pump = EventPump(service: service, sessionID: id, stream: stream, time: time)
+        if let session {
+            // Without Last-Event-ID, or with one this session never reached, the stream starts from the whole session.
+            let resumesFrom = lastEventID.flatMap { $0 <= session.version ? $0 : nil }
+            if resumesFrom == nil {
+                stream.write(
+                    EventPump.frame(
+                        id: session.version, event: lastEventID == nil ? "session" : "reset",
+                        data: session.serialized()))
+            }
+            pump.follow(session, lastSent: resumesFrom ?? session.version)
+        }
+        let notifier = service.notifier
+        let subscription = notifier.subscribe(to: id) { notification in
+            switch notification {
+            case .changed(let session): pump.changed(session)
+            case .deleted: pump.sessionLeft()
+            case .shutdown: stream.close()
+            }
+        }
+        metrics.eventStreamsOpen.add(1, ordering: .relaxed)
+        stream.onClose { [metrics] in
+            notifier.cancel(subscription)
+            metrics.eventStreamsOpen.subtract(1, ordering: .relaxed)
+        }
+        Heartbeat.start(every: heartbeatSeconds, on: stream, time: time)
+        // A stream opened with a token ends when the token does. Weakly: a stream closed before
+        // then has let its pump go (the subscription held it), and the timer finds nothing.
+        if let left = millisecondsLeft(grant) {
+            time.schedule(after: .milliseconds(left)) { [weak pump] in pump?.end(.tokenExpired) }
+        }
+        pump.catchUp()
     }
 }
 
@@ -240,6 +256,10 @@ final class EventPump: Sendable {
         /// Nil while the session does not exist: the stream waits for it.
         var followed: Life?
         var ended = false
+        /// A read of the store is under way, and its answer starts the next.
+        var reading = false
+        /// Something changed while it was: read the log again after it.
+        var readAgain = false
     }
 
     private let state = LockedValue(State())
@@ -263,26 +283,25 @@ final class EventPump: Sendable {
 
     /// A change of the session was committed (here or elsewhere).
     func changed(_ session: Session) {
-        let adopted = state.withLock { state -> Bool in
-            guard !state.ended else { return false }
+        let (adopted, next) = state.withLock { state -> (Bool, Read?) in
+            guard !state.ended else { return (false, nil) }
             guard var life = state.followed else {
                 // Waiting: a live session is the life to follow, from its version 1.
-                guard !session.isExpired(at: time.now()) else { return false }
+                guard !session.isExpired(at: time.now()) else { return (false, nil) }
                 state.followed = Life(createdAt: session.createdAt, expiresAt: session.expiresAt)
-                send(&state)
-                return true
+                return (true, readLog(&state))
             }
             guard session.createdAt == life.createdAt else {
                 // Made again under the same id: the life followed ended before this one began.
                 end(&state, .sessionDeleted(Self.reason(life, at: session.createdAt)))
-                return false
+                return (false, nil)
             }
             life.expiresAt = max(life.expiresAt, session.expiresAt)
             state.followed = life
-            send(&state)
-            return false
+            return (false, readLog(&state))
         }
         if adopted { watchExpiry(at: session.expiresAt) }
+        start(next)
     }
 
     /// The session was deleted (by a request, by the expiry sweep, or by another instance).
@@ -294,63 +313,120 @@ final class EventPump: Sendable {
         }
     }
 
-    /// Sends what there is to send: at the start, or after a notification.
+    /// Sends what there is to send: at the start, after a notification, or after a failed read.
     func catchUp() {
-        let adopted = state.withLock { state -> Session? in
+        let next = state.withLock { state -> Read? in
             guard !state.ended else { return nil }
-            var adopted: Session?
-            if state.followed == nil {
-                do {
-                    guard let session = try service.session(id: sessionID) else { return nil }
-                    state.followed = Life(createdAt: session.createdAt, expiresAt: session.expiresAt)
-                    adopted = session
-                } catch {
-                    stream.close()
-                    return nil
-                }
-            }
-            send(&state)
-            return adopted
+            guard state.followed != nil else { return .sessionToFollow }
+            return readLog(&state)
         }
-        if let adopted { watchExpiry(at: adopted.expiresAt) }
+        start(next)
     }
 
-    /// Sends every logged change of the life followed after the last one sent. When the log no
-    /// longer holds the next one (the client was away too long), sends a `reset` event with the
-    /// whole session instead. Ends the stream when the changes are of another life.
-    private func send(_ state: inout State) {
-        guard !state.ended, let life = state.followed else { return }
-        do {
-            while true {
-                let changes = try service.changes(
-                    sessionID: sessionID, after: state.lastSent, eventLimit: Endpoints.maxEventPage)
-                guard let first = changes.first else { return }
-                if first.version > state.lastSent + 1 {
-                    guard let session = try service.session(id: sessionID), session.createdAt == life.createdAt
-                    else {
-                        end(&state, .sessionDeleted(Self.reason(life, at: time.now())))
-                        return
-                    }
-                    stream.write(Self.frame(id: session.version, event: "reset", data: session.serialized()))
-                    state.lastSent = session.version
-                    continue
-                }
-                for change in changes {
-                    // A first change after one sent is another life's: the log of this one was deleted.
-                    if state.lastSent > 0, change.events.first?.kind == .sessionCreated {
-                        end(&state, .sessionDeleted(Self.reason(life, at: change.at)))
-                        return
-                    }
-                    guard stream.write(Self.frame(id: change.version, event: "change", data: change.serialized()))
-                    else { return }
-                    state.lastSent = change.version
-                }
+    /// A read of the store the pump starts; one at a time, so frames go out in order.
+    private enum Read {
+        /// The log after the last version sent.
+        case log(after: Int64)
+        /// The session, when the log no longer holds the next change: a `reset` event.
+        case reset
+        /// The session, when none is followed yet: the life to follow.
+        case sessionToFollow
+    }
+
+    /// The log read that sends what follows the last version sent, unless a read is under way:
+    /// then that one is followed by another when it is answered.
+    private func readLog(_ state: inout State) -> Read? {
+        guard !state.reading else {
+            state.readAgain = true
+            return nil
+        }
+        state.reading = true
+        return .log(after: state.lastSent)
+    }
+
+    /// Starts `read` outside the lock: an embedded store answers on this thread.
+    private func start(_ read: Read?) {
+        switch read {
+        case nil: return
+        case .log(let after):
+            service.changes(sessionID: sessionID, after: after, eventLimit: Endpoints.maxEventPage) { [self] logged in
+                start(state.withLock { state in sent(logged, &state) })
             }
-        } catch {
+        case .reset:
+            service.renderedSession(id: sessionID) { [self] read in
+                start(state.withLock { state in reset(read.map { $0?.session }, &state) })
+            }
+        case .sessionToFollow:
+            service.renderedSession(id: sessionID) { [self] read in
+                let adopted = state.withLock { state -> Session? in
+                    guard !state.ended, state.followed == nil else { return nil }
+                    guard case .success(let rendered) = read else {
+                        stream.close()
+                        return nil
+                    }
+                    guard let session = rendered?.session else { return nil }
+                    state.followed = Life(createdAt: session.createdAt, expiresAt: session.expiresAt)
+                    return session
+                }
+                // None yet: the notification of its first change starts the stream.
+                guard let adopted else { return }
+                watchExpiry(at: adopted.expiresAt)
+                catchUp()
+            }
+        }
+    }
+
+    /// Sends the changes logged after the last one sent; the next read, if any. When the log no
+    /// longer holds the next one (the client was away too long), reads the session for a `reset`
+    /// event instead. Ends the stream when the changes are of another life.
+    private func sent(_ logged: Result<[SessionChange], StoreError>, _ state: inout State) -> Read? {
+        state.reading = false
+        guard !state.ended, let life = state.followed else { return nil }
+        guard case .success(let changes) = logged else {
             // The store failed the read (PostgreSQL restarting or failing over, say): the stream
             // stays open and tries again from the last version it sent, so nothing is skipped.
             time.schedule(after: Self.retryAfterStoreFailure) { [weak self] in self?.catchUp() }
+            return nil
         }
+        guard let first = changes.first else {
+            // Up to date, unless a notification came while the log was read.
+            guard state.readAgain else { return nil }
+            state.readAgain = false
+            return readLog(&state)
+        }
+        if first.version > state.lastSent + 1 {
+            state.reading = true
+            return .reset
+        }
+        for change in changes {
+            // A first change after one sent is another life's: the log of this one was deleted.
+            if state.lastSent > 0, change.events.first?.kind == .sessionCreated {
+                end(&state, .sessionDeleted(Self.reason(life, at: change.at)))
+                return nil
+            }
+            guard stream.write(Self.frame(id: change.version, event: "change", data: change.serialized()))
+            else { return nil }
+            state.lastSent = change.version
+        }
+        // A page: more may follow.
+        return readLog(&state)
+    }
+
+    /// Sends the whole session as a `reset` event, then reads the log after it.
+    private func reset(_ read: Result<Session?, StoreError>, _ state: inout State) -> Read? {
+        state.reading = false
+        guard !state.ended, let life = state.followed else { return nil }
+        guard case .success(let session) = read else {
+            time.schedule(after: Self.retryAfterStoreFailure) { [weak self] in self?.catchUp() }
+            return nil
+        }
+        guard let session, session.createdAt == life.createdAt else {
+            end(&state, .sessionDeleted(Self.reason(life, at: time.now())))
+            return nil
+        }
+        stream.write(Self.frame(id: session.version, event: "reset", data: session.serialized()))
+        state.lastSent = session.version
+        return readLog(&state)
     }
 
     static let retryAfterStoreFailure = Duration.seconds(1)
@@ -372,8 +448,10 @@ final class EventPump: Sendable {
     }
 
     private func expiryDue() {
-        let read: Result<Session?, StoreError>
-        do throws(StoreError) { read = .success(try service.session(id: sessionID)) } catch { read = .failure(error) }
+        service.renderedSession(id: sessionID) { [self] read in lookAgain(read.map { $0?.session }) }
+    }
+
+    private func lookAgain(_ read: Result<Session?, StoreError>) {
         let next = state.withLock { state -> Timestamp? in
             guard !state.ended, var life = state.followed else { return nil }
             switch read {

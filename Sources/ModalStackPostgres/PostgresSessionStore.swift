@@ -22,6 +22,9 @@ public final class PostgresSessionStore: SessionStore {
     private let batchReads: PostgresBatchReads<StampedRead>
     private let keyLookups: PostgresBatchReads<KeyLookup>
     private let changeReads: PostgresBatchReads<ChangesRead>
+    /// Reads too rare to batch (a listing, a dismissed presentation, a version's history): one
+    /// statement of its own each, still without holding the caller's thread.
+    private let singleReads: PostgresBatchReads<SingleRead>
 
     /// Connects to the database of `connectionString` (a libpq string or a `postgresql://` URL),
     /// creates or migrates the schema under an advisory lock (so instances starting together
@@ -55,26 +58,35 @@ public final class PostgresSessionStore: SessionStore {
             settings: [("synchronous_commit", durability == .full ? "on" : "off")])
         let name = displayName
         batchReads = PostgresBatchReads(
-            connectionString: connectionString, preparesStatement: prepares, sql: Self.stampedReadSQL,
-            parameters: Self.stampedReadParameters,
+            connectionString: connectionString, preparesStatement: prepares,
+            statement: { reads in .init(sql: Self.stampedReadSQL, parameters: Self.stampedReadParameters(reads)) },
             deliver: { reads, result in
                 Self.deliver(reads, result, database: name, answers: Self.storedSessions, to: \.done)
             })
         keyLookups = PostgresBatchReads(
-            connectionString: connectionString, preparesStatement: prepares, sql: Self.keyLookupSQL,
-            parameters: { [retention, time] lookups in
-                Self.keyLookupParameters(lookups, oldestKept: retention.oldestResponseKept(at: time.now()))
+            connectionString: connectionString, preparesStatement: prepares,
+            statement: { [retention, time] lookups in
+                .init(
+                    sql: Self.keyLookupSQL,
+                    parameters: Self.keyLookupParameters(
+                        lookups, oldestKept: retention.oldestResponseKept(at: time.now())))
             },
             deliver: { lookups, result in
                 Self.deliver(lookups, result, database: name, answers: Self.storedResponses, to: \.done)
             })
         let eventLogSize = retention.eventLogSize
         changeReads = PostgresBatchReads(
-            connectionString: connectionString, preparesStatement: prepares, sql: Self.changesSQL,
-            parameters: { reads in Self.changesParameters(reads, eventLogSize: eventLogSize) },
+            connectionString: connectionString, preparesStatement: prepares,
+            statement: { reads in
+                .init(sql: Self.changesSQL, parameters: Self.changesParameters(reads, eventLogSize: eventLogSize))
+            },
             deliver: { reads, result in
                 Self.deliver(reads, result, database: name, answers: Self.loggedChanges, to: \.done)
             })
+        singleReads = PostgresBatchReads(
+            connectionString: connectionString, preparesStatement: false, maxBatch: 1,
+            statement: { reads in reads[0].statement },
+            deliver: { reads, result in reads[0].done(result.mapError { Self.storeError($0, database: name) }) })
         let refusal: String?
         do {
             refusal = try writers.withConnection { connection throws(PostgresError) in try Self.migrate(connection) }
@@ -160,27 +172,41 @@ public final class PostgresSessionStore: SessionStore {
     public func recentSessions(after cursor: SessionCursor?, limit: Int, at now: Timestamp) throws(StoreError)
         -> [Session]
     {
-        let rows: PostgresRows
-        if let cursor {
-            rows = try query(
-                """
+        try Self.sessions(try query(Self.recentSessions(after: cursor, limit: limit, at: now)))
+    }
+
+    public func recentSessions(
+        after cursor: SessionCursor?, limit: Int, at now: Timestamp,
+        then done: @escaping @Sendable (Result<[Session], StoreError>) -> Void
+    ) {
+        read(Self.recentSessions(after: cursor, limit: limit, at: now), then: done, answer: Self.sessions)
+    }
+
+    private static func recentSessions(after cursor: SessionCursor?, limit: Int, at now: Timestamp)
+        -> PostgresConnection.Statement
+    {
+        guard let cursor else {
+            return .init(
+                sql: """
+                    SELECT id, version, created_at, updated_at, stack, queue, ttl, path FROM sessions
+                    WHERE expires_at > $1 ORDER BY updated_at DESC, id DESC LIMIT $2
+                    """,
+                parameters: [String(now.millisecondsSinceEpoch), String(limit)])
+        }
+        return .init(
+            sql: """
                 SELECT id, version, created_at, updated_at, stack, queue, ttl, path FROM sessions
                 WHERE (updated_at, id) < ($1, $2) AND expires_at > $3
                 ORDER BY updated_at DESC, id DESC LIMIT $4
                 """,
-                [
-                    String(cursor.updatedAt.millisecondsSinceEpoch), cursor.id, String(now.millisecondsSinceEpoch),
-                    String(limit),
-                ])
-        } else {
-            rows = try query(
-                """
-                SELECT id, version, created_at, updated_at, stack, queue, ttl, path FROM sessions
-                WHERE expires_at > $1 ORDER BY updated_at DESC, id DESC LIMIT $2
-                """,
-                [String(now.millisecondsSinceEpoch), String(limit)])
-        }
-        return try rows.rows.map { row throws(StoreError) in try Self.session(row) }
+            parameters: [
+                String(cursor.updatedAt.millisecondsSinceEpoch), cursor.id, String(now.millisecondsSinceEpoch),
+                String(limit),
+            ])
+    }
+
+    private static func sessions(_ rows: PostgresRows) throws(StoreError) -> [Session] {
+        try rows.rows.map { row throws(StoreError) in try session(row) }
     }
 
     public func sessionCount() throws(StoreError) -> Int {
@@ -204,9 +230,23 @@ public final class PostgresSessionStore: SessionStore {
     }
 
     public func dismissedPresentation(id: String, sessionID: String) throws(StoreError) -> Presentation? {
-        let rows = try query(
-            "SELECT document FROM dismissed_presentations WHERE session_id = $1 AND id = $2", [sessionID, id])
-        return try rows.scalar.map { document throws(StoreError) in try RowCodec.decodeOne(document) }
+        try Self.presentation(try query(Self.dismissedPresentation(id: id, sessionID: sessionID)))
+    }
+
+    public func dismissedPresentation(
+        id: String, sessionID: String, then done: @escaping @Sendable (Result<Presentation?, StoreError>) -> Void
+    ) {
+        read(Self.dismissedPresentation(id: id, sessionID: sessionID), then: done, answer: Self.presentation)
+    }
+
+    private static func dismissedPresentation(id: String, sessionID: String) -> PostgresConnection.Statement {
+        .init(
+            sql: "SELECT document FROM dismissed_presentations WHERE session_id = $1 AND id = $2",
+            parameters: [sessionID, id])
+    }
+
+    private static func presentation(_ rows: PostgresRows) throws(StoreError) -> Presentation? {
+        try rows.scalar.map { document throws(StoreError) in try RowCodec.decodeOne(document) }
     }
 
     /// The changes the log shows, the newest ``RetentionPolicy/eventLogSize``; the table may
@@ -275,14 +315,37 @@ public final class PostgresSessionStore: SessionStore {
     }
 
     public func history(sessionID: String, through version: Int64) throws(StoreError) -> SessionHistory? {
-        let rows = try query(
-            """
-            SELECT c.version, c.record, c.checkpoint, s.version FROM changes c JOIN sessions s ON s.id = c.session_id
-            WHERE c.session_id = $1 AND c.version <= $2
-                AND c.version >= coalesce((SELECT max(version) FROM changes
-                    WHERE session_id = $1 AND version <= $2 AND checkpoint IS NOT NULL), 1)
-            ORDER BY c.version
-            """, [sessionID, String(version)])
+        try Self.history(
+            try query(Self.history(sessionID: sessionID, through: version)), sessionID: sessionID, version: version,
+            retention: retention)
+    }
+
+    public func history(
+        sessionID: String, through version: Int64,
+        then done: @escaping @Sendable (Result<SessionHistory?, StoreError>) -> Void
+    ) {
+        read(Self.history(sessionID: sessionID, through: version), then: done) { [retention] rows throws(StoreError) in
+            try Self.history(rows, sessionID: sessionID, version: version, retention: retention)
+        }
+    }
+
+    /// The changes from the last checkpoint at or before `version` (or the first) through it.
+    private static func history(sessionID: String, through version: Int64) -> PostgresConnection.Statement {
+        .init(
+            sql: """
+                SELECT c.version, c.record, c.checkpoint, s.version
+                FROM changes c JOIN sessions s ON s.id = c.session_id
+                WHERE c.session_id = $1 AND c.version <= $2
+                    AND c.version >= coalesce((SELECT max(version) FROM changes
+                        WHERE session_id = $1 AND version <= $2 AND checkpoint IS NOT NULL), 1)
+                ORDER BY c.version
+                """,
+            parameters: [sessionID, String(version)])
+    }
+
+    private static func history(
+        _ rows: PostgresRows, sessionID: String, version: Int64, retention: RetentionPolicy
+    ) throws(StoreError) -> SessionHistory? {
         var logged: [LoggedChange] = []
         var current: Int64 = 0
         for row in rows.rows {
@@ -438,6 +501,7 @@ public final class PostgresSessionStore: SessionStore {
         batchReads.stop()
         keyLookups.stop()
         changeReads.stop()
+        singleReads.stop()
         readers.close()
         writers.close()
     }
@@ -616,6 +680,27 @@ public final class PostgresSessionStore: SessionStore {
     /// Runs one statement on a reader connection, outside any transaction.
     private func query(_ sql: String, _ parameters: [String?]) throws(StoreError) -> PostgresRows {
         try use(readers) { connection throws(PostgresError) in try connection.execute(sql, parameters) }
+    }
+
+    private func query(_ statement: PostgresConnection.Statement) throws(StoreError) -> PostgresRows {
+        try query(statement.sql, statement.parameters)
+    }
+
+    /// A read too rare to batch, of a statement of its own.
+    struct SingleRead: Sendable {
+        let statement: PostgresConnection.Statement
+        let done: @Sendable (Result<PostgresRows, StoreError>) -> Void
+    }
+
+    /// Runs `statement` without holding the caller's thread; `done` gets what `answer` makes of its rows.
+    private func read<Answer>(
+        _ statement: PostgresConnection.Statement, then done: @escaping @Sendable (Result<Answer, StoreError>) -> Void,
+        answer: @escaping @Sendable (PostgresRows) throws(StoreError) -> Answer
+    ) {
+        singleReads.submit(
+            SingleRead(
+                statement: statement,
+                done: { rows in done(rows.flatMap { rows in Result { () throws(StoreError) in try answer(rows) } }) }))
     }
 
     /// Runs `body` on the writer connection, which commits never share with reads.

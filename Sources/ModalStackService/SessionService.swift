@@ -85,15 +85,23 @@ public final class SessionService: Sendable {
     public func renderedSession(
         id: String, then done: @escaping @Sendable (Result<RenderedSession?, StoreError>) -> Void
     ) {
-        readsWaiting.add(1, ordering: .relaxed)
-        latest.readCommitted(id) { [self] read in
-            readsWaiting.subtract(1, ordering: .relaxed)
-            done(read.map(rendered))
-        }
+        counted(done) { [self] done in latest.readCommitted(id) { [self] read in done(read.map(rendered)) } }
     }
 
     /// Reads of the store that have not been answered yet, each a request waiting for its answer.
     public var readsWaitingForStore: Int { readsWaiting.load(ordering: .relaxed) }
+
+    /// Starts a read that may suspend its request, counted in ``readsWaitingForStore`` until answered.
+    func counted<Answer>(
+        _ done: @escaping @Sendable (Result<Answer, StoreError>) -> Void,
+        _ read: (@escaping @Sendable (Result<Answer, StoreError>) -> Void) -> Void
+    ) {
+        readsWaiting.add(1, ordering: .relaxed)
+        read { [self] answer in
+            readsWaiting.subtract(1, ordering: .relaxed)
+            done(answer)
+        }
+    }
 
     private func rendered(_ read: CommittedRead) -> RenderedSession? {
         guard let session = read.session, !session.isExpired(at: time.now()) else { return nil }
@@ -108,10 +116,13 @@ public final class SessionService: Sendable {
         return RenderedSession(session: session, body: body)
     }
 
-    /// A presentation of `session` in any state: on the stack, queued, or dismissed and still kept.
-    public func presentation(id: String, in session: Session) throws(StoreError) -> Presentation? {
-        if let active = session.activePresentation(id: id) { return active }
-        return try store.dismissedPresentation(id: id, sessionID: session.id)
+    /// A presentation of `session` in any state: on the stack, queued, or dismissed and still
+    /// kept; `done` runs once, on the store's thread when a shared store is asked.
+    public func presentation(
+        id: String, in session: Session, then done: @escaping @Sendable (Result<Presentation?, StoreError>) -> Void
+    ) {
+        if let active = session.activePresentation(id: id) { return done(.success(active)) }
+        counted(done) { done in store.dismissedPresentation(id: id, sessionID: session.id, then: done) }
     }
 
     /// The session's logged changes after `version`, oldest first (see ``SessionStore``).
@@ -127,21 +138,26 @@ public final class SessionService: Sendable {
         sessionID: String, after version: Int64, eventLimit: Int,
         then done: @escaping @Sendable (Result<[SessionChange], StoreError>) -> Void
     ) {
-        readsWaiting.add(1, ordering: .relaxed)
-        store.changes(sessionID: sessionID, after: version, eventLimit: eventLimit) { [self] changes in
-            readsWaiting.subtract(1, ordering: .relaxed)
-            done(changes)
+        counted(done) { done in store.changes(sessionID: sessionID, after: version, eventLimit: eventLimit, then: done)
         }
     }
 
-    /// The logged change that made `version`, if the log still holds it.
-    public func change(sessionID: String, version: Int64) throws(StoreError) -> SessionChange? {
-        try store.change(sessionID: sessionID, version: version)
+    /// The logged change that made `version`, if the log still holds it; `done` runs once, on the
+    /// store's thread when a shared store is asked.
+    public func change(
+        sessionID: String, version: Int64, then done: @escaping @Sendable (Result<SessionChange?, StoreError>) -> Void
+    ) {
+        changes(sessionID: sessionID, after: version - 1, eventLimit: 1) { changes in
+            done(changes.map { $0.first { $0.version == version } })
+        }
     }
 
-    /// Up to `limit` live sessions, the most recently changed first, after `cursor` (see ``SessionStore``).
-    public func recentSessions(after cursor: SessionCursor?, limit: Int) throws(StoreError) -> [Session] {
-        try store.recentSessions(after: cursor, limit: limit, at: time.now())
+    /// Up to `limit` live sessions, the most recently changed first, after `cursor` (see
+    /// ``SessionStore``); `done` runs once, on the store's thread when a shared store is asked.
+    public func recentSessions(
+        after cursor: SessionCursor?, limit: Int, then done: @escaping @Sendable (Result<[Session], StoreError>) -> Void
+    ) {
+        counted(done) { done in store.recentSessions(after: cursor, limit: limit, at: time.now(), then: done) }
     }
 
     /// How many sessions are stored (expired ones not yet swept included).

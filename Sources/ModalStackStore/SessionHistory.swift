@@ -58,6 +58,15 @@ extension SessionStore {
     public func session(id: String, at version: Int64) throws(StoreError) -> Session? {
         try history(sessionID: id, through: version)?.replayed()
     }
+
+    /// ``session(id:at:)`` without holding the caller's thread while a database answers.
+    public func session(
+        id: String, at version: Int64, then done: @escaping @Sendable (Result<Session?, StoreError>) -> Void
+    ) {
+        history(sessionID: id, through: version) { history in
+            done(history.flatMap { history in Result { () throws(StoreError) in try history?.replayed() } })
+        }
+    }
 }
 
 /// A change as the engines store it: its record, and the checkpoint stored with it, if any.

@@ -26,6 +26,12 @@ public protocol SessionStore: Sendable {
     /// A presentation that left the session (dismissed, cancelled, replaced away), if still kept.
     func dismissedPresentation(id: String, sessionID: String) throws(StoreError) -> Presentation?
 
+    /// ``dismissedPresentation(id:sessionID:)`` without holding the caller's thread while a
+    /// database answers: `done` runs once, on the store's own thread, or before this returns for
+    /// an embedded store.
+    func dismissedPresentation(
+        id: String, sessionID: String, then done: @escaping @Sendable (Result<Presentation?, StoreError>) -> Void)
+
     /// The session's logged changes after `version`, oldest first: at least `limit` events' worth
     /// when there are that many, always whole changes.
     func changes(sessionID: String, after version: Int64, eventLimit: Int) throws(StoreError) -> [SessionChange]
@@ -44,10 +50,24 @@ public protocol SessionStore: Sendable {
     /// holds the change that made it, or the session is not at that version or later.
     func history(sessionID: String, through version: Int64) throws(StoreError) -> SessionHistory?
 
+    /// ``history(sessionID:through:)`` without holding the caller's thread while a database
+    /// answers: `done` runs once, on the store's own thread, or before this returns for an
+    /// embedded store.
+    func history(
+        sessionID: String, through version: Int64,
+        then done: @escaping @Sendable (Result<SessionHistory?, StoreError>) -> Void)
+
     /// Up to `limit` sessions not expired at `now`, the most recently changed first (by
     /// `updatedAt`, then by id, both descending), starting after `cursor`: the last session of the
     /// previous page. A session that does not change while a client pages is listed exactly once.
     func recentSessions(after cursor: SessionCursor?, limit: Int, at now: Timestamp) throws(StoreError) -> [Session]
+
+    /// ``recentSessions(after:limit:at:)`` without holding the caller's thread while a database
+    /// answers: `done` runs once, on the store's own thread, or before this returns for an
+    /// embedded store.
+    func recentSessions(
+        after cursor: SessionCursor?, limit: Int, at now: Timestamp,
+        then done: @escaping @Sendable (Result<[Session], StoreError>) -> Void)
 
     /// How many sessions are stored (expired ones not yet swept included).
     func sessionCount() throws(StoreError) -> Int
@@ -125,6 +145,29 @@ extension SessionStore {
         scope: String, key: String, then done: @escaping @Sendable (Result<StoredResponse?, StoreError>) -> Void
     ) {
         done(Result { () throws(StoreError) in try idempotentResponse(scope: scope, key: key) })
+    }
+
+    /// By default on the caller's thread: an embedded store answers without waiting on a server.
+    public func dismissedPresentation(
+        id: String, sessionID: String, then done: @escaping @Sendable (Result<Presentation?, StoreError>) -> Void
+    ) {
+        done(Result { () throws(StoreError) in try dismissedPresentation(id: id, sessionID: sessionID) })
+    }
+
+    /// By default on the caller's thread: an embedded store answers without waiting on a server.
+    public func history(
+        sessionID: String, through version: Int64,
+        then done: @escaping @Sendable (Result<SessionHistory?, StoreError>) -> Void
+    ) {
+        done(Result { () throws(StoreError) in try history(sessionID: sessionID, through: version) })
+    }
+
+    /// By default on the caller's thread: an embedded store answers without waiting on a server.
+    public func recentSessions(
+        after cursor: SessionCursor?, limit: Int, at now: Timestamp,
+        then done: @escaping @Sendable (Result<[Session], StoreError>) -> Void
+    ) {
+        done(Result { () throws(StoreError) in try recentSessions(after: cursor, limit: limit, at: now) })
     }
 
     /// By default the exact count: for an embedded engine, counting is a walk of its smallest

@@ -14,6 +14,12 @@ extension ForwardingSessionStore {
         try base.dismissedPresentation(id: id, sessionID: sessionID)
     }
 
+    public func dismissedPresentation(
+        id: String, sessionID: String, then done: @escaping @Sendable (Result<Presentation?, StoreError>) -> Void
+    ) {
+        base.dismissedPresentation(id: id, sessionID: sessionID, then: done)
+    }
+
     public func changes(sessionID: String, after version: Int64, eventLimit: Int) throws(StoreError)
         -> [SessionChange]
     {
@@ -35,10 +41,24 @@ extension ForwardingSessionStore {
         try base.history(sessionID: sessionID, through: version)
     }
 
+    public func history(
+        sessionID: String, through version: Int64,
+        then done: @escaping @Sendable (Result<SessionHistory?, StoreError>) -> Void
+    ) {
+        base.history(sessionID: sessionID, through: version, then: done)
+    }
+
     public func recentSessions(after cursor: SessionCursor?, limit: Int, at now: Timestamp) throws(StoreError)
         -> [Session]
     {
         try base.recentSessions(after: cursor, limit: limit, at: now)
+    }
+
+    public func recentSessions(
+        after cursor: SessionCursor?, limit: Int, at now: Timestamp,
+        then done: @escaping @Sendable (Result<[Session], StoreError>) -> Void
+    ) {
+        base.recentSessions(after: cursor, limit: limit, at: now, then: done)
     }
 
     public func sessionCount() throws(StoreError) -> Int { try base.sessionCount() }

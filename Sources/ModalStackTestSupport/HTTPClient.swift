@@ -166,7 +166,15 @@ public final class HTTPClient {
         path: String,
         headers: HTTPHeaders = [:]
     ) throws(HTTPClientError) -> HTTPClientResponse {
-        let head = try exchange(method: method, path: path, headers: headers, body: [], reading: readHead)
+        try exchange(method: method, path: path, headers: headers, body: []) { () throws(HTTPClientError) in
+            try readStreamHead(method: method)
+        }
+    }
+
+    /// Reads the head of the response to a request sent with ``sendRaw(_:)`` and leaves its body
+    /// to be read as it arrives, as ``openStream(method:path:headers:)`` does.
+    public func readStreamHead(method: String = "GET") throws(HTTPClientError) -> HTTPClientResponse {
+        let head = try readHead()
         if let framing = try framing(of: head.response, method: method) {
             stream = OpenStream(framing: framing, closesConnection: head.closesConnection)
         } else {

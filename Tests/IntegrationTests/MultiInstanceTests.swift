@@ -79,7 +79,7 @@ struct MultiInstanceTests {
     // MARK: Requests in flight
 
     @Test(
-        "two HTTP threads: 300 reads (sessions, events) wait on a locked table at once, the instance answers others, then each its own"
+        "two HTTP threads: 300 reads of every kind (a session, events, the list, a version, a stream…) wait on a locked table at once, then each gets its answer"
     )
     func readsInFlightBeyondThreads() throws {
         let postgres = try PostgresServer.shared()
@@ -91,14 +91,24 @@ struct MultiInstanceTests {
         let made = try client.call("POST", "\(base)/presentations", json: ["destination": .string("a")])
         try #require(made.status == 201)
         let acknowledged = try #require(made.json["session"])
+        let presentationID = try #require(made.json["presentation"]?["id"]?.stringValue)
+        // Every read a client makes, each with what it answers once PostgreSQL does.
+        let reads: [(path: String, answers: (JSONValue?) -> Bool)] = [
+            (base, { $0 == acknowledged }),
+            ("\(base)/events", { $0?["version"]?.intValue == 2 && $0?["changes"]?.arrayValue?.count == 2 }),
+            ("/v1/sessions?limit=100", { $0?["sessions"]?.arrayValue?.first?["version"]?.intValue == 2 }),
+            ("\(base)/presentations/\(presentationID)", { $0?["destination"] == "a" }),
+            ("\(base)/transition?from=1", { $0?["from"]?.intValue == 1 && $0?["to"]?.intValue == 2 }),
+            ("\(base)/versions/1", { $0?["version"]?.intValue == 1 && $0?["stack"]?.arrayValue?.isEmpty == true }),
+            ("\(base)/events/stream", { _ in true }),
+        ]
         // Every read of the sessions table now waits, as on a database that stopped answering.
         let lock = try postgres.lock(table: "sessions", database: database)
         var locked = true
         defer { if locked { try? postgres.release(lock) } }
-        // Half read the session, half its events.
         let readers = (0..<Self.readsInFlight).map { _ in server.client() }
         for (index, reader) in readers.enumerated() {
-            let path = index % 2 == 0 ? base : "\(base)/events"
+            let path = reads[index % reads.count].path
             try reader.sendRaw(Array("GET \(path) HTTP/1.1\r\nHost: \(server.host)\r\n\r\n".utf8))
         }
         func waiting() throws -> Double? {
@@ -115,18 +125,29 @@ struct MultiInstanceTests {
         locked = false
         var answered = 0
         for (index, reader) in readers.enumerated() {
+            let read = reads[index % reads.count]
+            if read.path.hasSuffix("/stream") {
+                // A stream opens with the whole session, at the version acknowledged.
+                let head = try reader.readStreamHead()
+                let lines = try (0..<3).map { _ in try reader.readLine() ?? "" }
+                let data = try? JSONParser.parse(Array(lines[2].utf8.dropFirst("data: ".utf8.count)))
+                if head.status == 200, lines[..<2] == ["id: 2", "event: session"], data == acknowledged {
+                    answered += 1
+                } else {
+                    Issue.record("\(read.path): \(head.status) \(lines)")
+                }
+                continue
+            }
             let response = try reader.readResponse()
-            let json = try? JSONParser.parse(response.body)
-            let expected =
-                index % 2 == 0
-                ? json == acknowledged
-                : json?["version"]?.intValue == 2
-                    && json?["changes"]?.arrayValue?.count == 2
-            if response.status == 200 && expected { answered += 1 }
+            if response.status == 200, read.answers(try? JSONParser.parse(response.body)) {
+                answered += 1
+            } else {
+                Issue.record("\(read.path): \(response.status) \(response.text.prefix(300))")
+            }
         }
         print(
-            "MultiInstanceTests.readsInFlightBeyondThreads: \(Self.readsInFlight) reads waiting at once on --threads 2, "
-                + "\(answered) answered with the acknowledged session or its two changes once the lock went")
+            "MultiInstanceTests.readsInFlightBeyondThreads: \(Self.readsInFlight) reads of \(reads.count) kinds "
+                + "waiting at once on --threads 2, \(answered) answered as acknowledged once the lock went")
         #expect(answered == Self.readsInFlight)
         #expect(try waiting() == 0)
     }

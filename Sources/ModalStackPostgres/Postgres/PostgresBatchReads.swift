@@ -5,22 +5,23 @@ import Locking
 /// Answers many callers' reads with one statement per round trip, on a connection and a thread of
 /// its own, without holding any caller's thread: a caller queues its read (``submit(_:)``) and is
 /// answered later on this thread. Each round trip takes every read queued while the one before it
-/// ran, so under load one round trip answers hundreds.
+/// ran (up to `maxBatch`), so under load one round trip answers hundreds; with a `maxBatch` of 1,
+/// each read can bring a statement of its own.
 ///
 /// The thread drives the connection with libpq's asynchronous API (`PQsendQueryParams`,
 /// `PQconsumeInput`, `PQisBusy`), waiting in poll(2) on its socket and on a pipe that wakes it. A
 /// connection that broke is opened again for the next round trip; a round trip that failed on a
 /// connection that had sat idle runs once more on a new one (a read can always run again).
 final class PostgresBatchReads<Read: Sendable>: Sendable {
-    /// The text parameters of the statement for the reads of one round trip.
-    typealias Parameters = @Sendable ([Read]) -> [String?]
+    /// The statement for the reads of one round trip. When it is prepared, its text is the same
+    /// for every round trip; only its parameters change.
+    typealias Statement = @Sendable ([Read]) -> PostgresConnection.Statement
     /// Answers the reads of one round trip with its rows, or its error.
     typealias Deliver = @Sendable ([Read], Result<PostgresRows, PostgresError>) -> Void
 
     private let connectionString: String
     private let maxBatch: Int
-    private let sql: String
-    private let parameters: Parameters
+    private let statement: Statement
     /// Whether the statement is prepared once per connection (see ``PostgresConnection``).
     private let preparesStatement: Bool
     private let deliver: Deliver
@@ -48,14 +49,13 @@ final class PostgresBatchReads<Read: Sendable>: Sendable {
     private static var connectTimeoutMilliseconds: Int32 { 5_000 }
 
     init(
-        connectionString: String, preparesStatement: Bool, maxBatch: Int = 1_000, sql: String,
-        parameters: @escaping Parameters, deliver: @escaping Deliver
+        connectionString: String, preparesStatement: Bool, maxBatch: Int = 1_000, statement: @escaping Statement,
+        deliver: @escaping Deliver
     ) {
         self.connectionString = connectionString
         self.preparesStatement = preparesStatement
         self.maxBatch = maxBatch
-        self.sql = sql
-        self.parameters = parameters
+        self.statement = statement
         self.deliver = deliver
         _ = fcntl(wake.read, F_SETFL, fcntl(wake.read, F_GETFL) | O_NONBLOCK)
     }
@@ -154,7 +154,7 @@ final class PostgresBatchReads<Read: Sendable>: Sendable {
 
     private func roundTrip(_ batch: [Read], on connection: inout OpaquePointer?) -> Result<PostgresRows, PostgresError>
     {
-        let parameters = parameters(batch)
+        let statement = statement(batch)
         var reused = connection != nil
         while true {
             if connection == nil {
@@ -168,7 +168,7 @@ final class PostgresBatchReads<Read: Sendable>: Sendable {
                     return .failure(error)
                 }
             }
-            let result = send(parameters, on: connection!)
+            let result = send(statement, on: connection!)
             guard case .failure(let error) = result, error.connectionBroken else { return result }
             PQfinish(connection)
             connection = nil
@@ -205,10 +205,12 @@ final class PostgresBatchReads<Read: Sendable>: Sendable {
     private static var statementName: String { "batch_read" }
 
     /// Sends the statement (prepared, when statements are) and reads its result, waiting only in poll(2).
-    private func send(_ parameters: [String?], on connection: OpaquePointer) -> Result<PostgresRows, PostgresError> {
-        let sent = PostgresConnection.withValues(parameters) { values, count in
+    private func send(_ statement: PostgresConnection.Statement, on connection: OpaquePointer) -> Result<
+        PostgresRows, PostgresError
+    > {
+        let sent = PostgresConnection.withValues(statement.parameters) { values, count in
             guard preparesStatement else {
-                return PQsendQueryParams(connection, sql, count, nil, values, nil, nil, 0)
+                return PQsendQueryParams(connection, statement.sql, count, nil, values, nil, nil, 0)
             }
             return PQsendQueryPrepared(connection, Self.statementName, count, values, nil, nil, 0)
         }
@@ -223,8 +225,9 @@ final class PostgresBatchReads<Read: Sendable>: Sendable {
             return .failure(error(on: connection))
         }
         if case .failure(let error) = receive(on: connection) { return .failure(error) }
-        let count = Int32(parameters([]).count)
-        guard PQsendPrepare(connection, Self.statementName, sql, count, nil) == 1 else {
+        let prepared = statement([])
+        guard PQsendPrepare(connection, Self.statementName, prepared.sql, Int32(prepared.parameters.count), nil) == 1
+        else {
             return .failure(error(on: connection))
         }
         return receive(on: connection)

@@ -31,7 +31,8 @@ public final class PostgresSessionStore: SessionStore {
     /// migrate once), and refuses a database holding another application's tables or a schema
     /// newer than this build, without writing to it.
     /// - Parameters:
-    ///   - poolSize: how many connections reads use at most; commits and listening use one more each.
+    ///   - poolSize: how many connections synchronous reads use at most; the callback forms read on
+    ///     four of their own, commits and listening on one each.
     ///   - durability: `.full` waits for the server to flush each commit to disk
     ///     (`synchronous_commit = on`); `.normal` does not (`off`): a crash of ModalStack loses
     ///     nothing, but a crash of the database server or its machine may lose the last commits
@@ -121,14 +122,15 @@ public final class PostgresSessionStore: SessionStore {
         let done: @Sendable (Result<StoredSession, StoreError>) -> Void
     }
 
-    /// One statement for many stamped reads: each read's stamp, and the whole session only where
-    /// the stamp is not the stored one. A read's answer is the row of its position (none: no session).
+    /// One statement for many stamped reads: the whole session only where the stamp is not the
+    /// stored one, else only the read's position. A read's answer is the row of its position
+    /// (none: no session).
     static let stampedReadSQL = """
-        SELECT w.n, s.id, s.version, s.created_at, s.updated_at, d.stack, d.queue, s.ttl, d.path
+        SELECT w.n, d.id, d.version, d.created_at, d.updated_at, d.stack, d.queue, d.ttl, d.path
         FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::bigint[])
             WITH ORDINALITY AS w(id, version, created_at, updated_at, n)
         JOIN sessions s ON s.id = w.id
-        LEFT JOIN LATERAL (SELECT s.stack, s.queue, s.path
+        LEFT JOIN LATERAL (SELECT s.id, s.version, s.created_at, s.updated_at, s.stack, s.queue, s.ttl, s.path
             WHERE (s.version, s.created_at, s.updated_at)
                 IS DISTINCT FROM (w.version, w.created_at, w.updated_at)) d ON true
         """
@@ -148,7 +150,7 @@ public final class PostgresSessionStore: SessionStore {
         for row in rows.rows {
             guard row.count == 9, let position = row[0].flatMap({ Int($0) }), reads.indices.contains(position - 1)
             else { throw StoreError(.corrupt, "a stored session's stamp is not in the expected form") }
-            stored[position - 1] = row[5] == nil ? .unchanged : .changed(try session(Array(row[1...])))
+            stored[position - 1] = row[1] == nil ? .unchanged : .changed(try session(Array(row[1...])))
         }
         return stored
     }

@@ -4,7 +4,7 @@ import Settings
 public struct PostgresOptions: Sendable, Equatable {
     /// A PostgreSQL connection URL or libpq string. Never printed (it may hold a password).
     public var url: String?
-    /// How many connections to PostgreSQL reads use at most.
+    /// How many connections to PostgreSQL background reads use at most (requests read on their own).
     public var poolSize = 8
     /// What stands between the instance and PostgreSQL on `url`.
     public var pooler = Pooler.none
@@ -30,7 +30,7 @@ public struct PostgresOptions: Sendable, Equatable {
                 printed: false, expected: "expected a postgresql:// URL or a libpq connection string"),
             .integer(
                 "database-pool-size",
-                "connections to PostgreSQL for reads (commits and notifications use one more each)",
+                "connections to PostgreSQL for background reads (the sweep, readiness, other instances' changes); requests read on 4 more, commits and notifications on 1 each",
                 1...1000, \.poolSize),
             .choice(
                 "database-pooler", "POOLER",

@@ -163,9 +163,11 @@ final class LatestSessions: Sendable {
         maxStalenessNanoseconds > 0 && time.monotonicNanoseconds() - confirmedAt <= maxStalenessNanoseconds
     }
 
-    func readFromStore(_ id: String) throws(StoreError) -> CommittedRead {
+    /// The session as the store holds it, whatever the cache holds: `done` runs once, on the
+    /// store's thread when a shared store is asked.
+    func readFromStore(_ id: String, then done: @escaping @Sendable (Result<CommittedRead, StoreError>) -> Void) {
         let settled = settledBatches.load(ordering: .acquiring)
-        return CommittedRead(settledBatches: settled, session: try store.session(id: id), fromStore: true)
+        store.session(id: id, unlessAt: nil) { [self] stored in done(stored.map { answer(settled, nil, $0) }) }
     }
 
     /// Keeps a session read from the store in the cache, if no batch settled since the read.

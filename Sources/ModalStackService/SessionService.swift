@@ -236,12 +236,9 @@ public final class SessionService: Sendable {
             case .failure(let error): return finish(.refused(.storeFailed(error)))
             }
             switch admission {
-            case .refused(.rejected(let error)) where error.kind == .presentationNotFound && store.isShared:
-                // Explaining it reads the store: not on the thread that answers a shared store's reads.
-                DispatchQueue.global().async {
-                    finish(self.explained(.refused(.rejected(error)), in: request.sessionID))
-                }
-            case .refused(let refusal): finish(explained(.refused(refusal), in: request.sessionID))
+            case .refused(.rejected(let error)) where error.kind == .presentationNotFound:
+                explain(error, in: request.sessionID, then: finish)
+            case .refused(let refusal): finish(.refused(refusal))
             case .replayed(let stored): finish(.replayed(stored))
             case .unchanged(let outcome): finish(.answered(render(outcome, SessionDocument(outcome.session))))
             case .reserved(let ticket, let outcome, let writes):
@@ -266,12 +263,14 @@ public final class SessionService: Sendable {
     /// The core sees only the session as it is: a presentation it cannot find may be one the
     /// store still keeps as dismissed, and the refusal then says so. (One dismissed by a change
     /// still waiting for its commit is not found yet.)
-    private func explained<Answer>(_ result: ChangeResult<Answer>, in sessionID: String) -> ChangeResult<Answer> {
-        guard case .refused(.rejected(let error)) = result, error.kind == .presentationNotFound,
-            let id = error.context["presentationId"]?.stringValue,
-            let dismissed = try? store.dismissedPresentation(id: id, sessionID: sessionID)
-        else { return result }
-        return .refused(.rejected(.presentationDismissed(dismissed)))
+    private func explain<Answer>(
+        _ error: ModalError, in sessionID: String, then done: @escaping @Sendable (ChangeResult<Answer>) -> Void
+    ) {
+        guard let id = error.context["presentationId"]?.stringValue else { return done(.refused(.rejected(error))) }
+        store.dismissedPresentation(id: id, sessionID: sessionID) { found in
+            guard case .success(let dismissed?) = found else { return done(.refused(.rejected(error))) }
+            done(.refused(.rejected(.presentationDismissed(dismissed))))
+        }
     }
 
     /// Deletes the session; `completion` runs once the deletion is committed.
@@ -519,10 +518,10 @@ public final class SessionService: Sendable {
         }
         latest.forget(id)
         guard notifier.isWatched(id) else { return }
-        // Off the listening thread, which must go on reading notifications.
-        DispatchQueue.global().async { [self] in
+        // Read without holding the listening thread, which must go on reading notifications.
+        latest.readFromStore(id) { [self] read in
             // A failed read is retried by the resync that follows the store's recovery.
-            guard let read = try? latest.readFromStore(id) else { return }
+            guard case .success(let read) = read else { return }
             if let session = read.session {
                 notifier.publish(.changed(session))
             } else {

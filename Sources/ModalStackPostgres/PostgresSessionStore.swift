@@ -87,7 +87,10 @@ public final class PostgresSessionStore: SessionStore {
         singleReads = PostgresBatchReads(
             connectionString: connectionString, preparesStatement: false, maxBatch: 1,
             statement: { reads in reads[0].statement },
-            deliver: { reads, result in reads[0].done(result.mapError { Self.storeError($0, database: name) }) })
+            deliver: { reads, result in
+                // One read per round trip; more only when the reads left at a stop all fail at once.
+                for read in reads { read.done(result.mapError { Self.storeError($0, database: name) }) }
+            })
         let refusal: String?
         do {
             refusal = try writers.withConnection { connection throws(PostgresError) in try Self.migrate(connection) }

@@ -1,3 +1,4 @@
+import Locking
 import ModalStackCore
 import ModalStackStore
 import ModalStackTestSupport
@@ -239,6 +240,30 @@ struct PostgresSessionStoreTests {
             #expect(
                 sequential == 0 && index >= sessions, "\(row[0] ?? ""): \(sequential) whole scans, \(index) by index")
         }
+    }
+
+    @Test("closing the store answers every read still waiting for PostgreSQL, batched or not, with an error")
+    func closeAnswersWaitingReads() throws {
+        let server = try PostgresServer.shared()
+        let database = try server.createDatabase("engine")
+        let store = try PostgresSessionStore(connectionString: server.connectionString(database: database))
+        try store.commit([StoreFixtures.save(StoreFixtures.session("s"))])
+        // Every read below waits for the sessions table, as on a database that stopped answering.
+        let lock = try server.lock(table: "sessions", database: database)
+        defer { try? server.release(lock) }
+        let failed = LockedValue<[Bool]>([])
+        @Sendable func answered<Value>(_ result: Result<Value, StoreError>) {
+            let isFailure = if case .failure = result { true } else { false }
+            failed.withLock { $0.append(isFailure) }
+        }
+        let reads = 4
+        for _ in 0..<reads {
+            store.recentSessions(after: nil, limit: 10, at: Timestamp(millisecondsSinceEpoch: 0), then: answered)
+            store.history(sessionID: "s", through: 1, then: answered)
+            store.session(id: "s", unlessAt: nil, then: answered)
+        }
+        store.close()
+        #expect(failed.withLock { $0 } == Array(repeating: true, count: reads * 3))
     }
 
     @Test("connections time out in seconds by default; the connection string's own timeouts win")

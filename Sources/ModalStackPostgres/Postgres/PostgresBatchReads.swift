@@ -39,6 +39,8 @@ final class PostgresBatchReads<Read: Sendable>: Sendable {
         var queued: [Read] = []
         /// The thread waits for the pipe: the next read queued must write to it.
         var sleeping = false
+        /// A read was queued: the thread runs, or its first reader is starting it.
+        var threadStarted = false
         var stopped = false
         /// The pipe is closed: the thread ended, and no read is queued any more.
         var pipeClosed = false
@@ -67,16 +69,20 @@ final class PostgresBatchReads<Read: Sendable>: Sendable {
     /// Queues a read, starting the thread on the first. After ``stop()`` the read is answered at
     /// once with the store's closed error.
     func submit(_ read: Read) {
-        let accepted = state.withLock { state in
-            guard !state.stopped else { return false }
+        let (accepted, starts) = state.withLock { state in
+            guard !state.stopped else { return (false, false) }
             state.queued.append(read)
             if state.sleeping {
                 state.sleeping = false
                 signal()
             }
-            return true
+            defer { state.threadStarted = true }
+            return (true, !state.threadStarted)
         }
         guard accepted else { return deliver([read], .failure(PostgresPool.closedError)) }
+        // Only the first read takes the thread's lock: one queued by the thread itself (from an
+        // answer) must not wait for it while stop() holds it to join the thread.
+        guard starts else { return }
         thread.withLock { thread in
             // The thread holds the reader until `run` returns.
             if case .notStarted = thread { thread = .running(PollingConnection.startThread { self.run() }) }
@@ -90,11 +96,24 @@ final class PostgresBatchReads<Read: Sendable>: Sendable {
             if !state.stopped { signal() }
             state.stopped = true
         }
-        thread.withLock { thread in
-            if case .running(let running) = thread { pthread_join(running, nil) }
-            thread = .stopped
+        let ran = thread.withLock { thread in
+            defer { thread = .stopped }
+            guard case .running(let running) = thread else { return false }
+            pthread_join(running, nil)
+            return true
         }
+        // Stopped before the first reader started the thread: no thread answers what it queued.
+        if !ran { failQueued() }
         closePipe()
+    }
+
+    /// Answers the reads still queued with the store's closed error.
+    private func failQueued() {
+        let left = state.withLock { state in
+            defer { state.queued = [] }
+            return state.queued
+        }
+        if !left.isEmpty { deliver(left, .failure(PostgresPool.closedError)) }
     }
 
     /// Closes the pipe once; its descriptors would otherwise stay open until the store is freed.
@@ -121,11 +140,7 @@ final class PostgresBatchReads<Read: Sendable>: Sendable {
         while let batch = nextBatch() {
             deliver(batch, roundTrip(batch, on: &connection))
         }
-        let left = state.withLock { state in
-            defer { state.queued = [] }
-            return state.queued
-        }
-        if !left.isEmpty { deliver(left, .failure(PostgresPool.closedError)) }
+        failQueued()
     }
 
     /// The reads queued, up to `maxBatch`, waiting while there are none; nil once stopped.

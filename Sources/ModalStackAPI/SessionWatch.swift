@@ -382,12 +382,7 @@ final class EventPump: Sendable {
     private func sent(_ logged: Result<[SessionChange], StoreError>, _ state: inout State) -> Read? {
         state.reading = false
         guard !state.ended, let life = state.followed else { return nil }
-        guard case .success(let changes) = logged else {
-            // The store failed the read (PostgreSQL restarting or failing over, say): the stream
-            // stays open and tries again from the last version it sent, so nothing is skipped.
-            time.schedule(after: Self.retryAfterStoreFailure) { [weak self] in self?.catchUp() }
-            return nil
-        }
+        guard case .success(let changes) = logged else { return retryLater() }
         guard let first = changes.first else {
             // Up to date, unless a notification came while the log was read.
             guard state.readAgain else { return nil }
@@ -416,17 +411,24 @@ final class EventPump: Sendable {
     private func reset(_ read: Result<Session?, StoreError>, _ state: inout State) -> Read? {
         state.reading = false
         guard !state.ended, let life = state.followed else { return nil }
-        guard case .success(let session) = read else {
-            time.schedule(after: Self.retryAfterStoreFailure) { [weak self] in self?.catchUp() }
-            return nil
-        }
+        guard case .success(let session) = read else { return retryLater() }
         guard let session, session.createdAt == life.createdAt else {
             end(&state, .sessionDeleted(Self.reason(life, at: time.now())))
             return nil
         }
+        // A session in memory shown unconfirmed (--max-staleness-ms) may be older than what was
+        // sent: no reset from it; look again as after a failed read.
+        guard session.version > state.lastSent else { return retryLater() }
         stream.write(Self.frame(id: session.version, event: "reset", data: session.serialized()))
         state.lastSent = session.version
         return readLog(&state)
+    }
+
+    /// After a failed read (PostgreSQL restarting or failing over, say): the stream stays open
+    /// and tries again from the last version it sent, so nothing is skipped.
+    private func retryLater() -> Read? {
+        time.schedule(after: Self.retryAfterStoreFailure) { [weak self] in self?.catchUp() }
+        return nil
     }
 
     static let retryAfterStoreFailure = Duration.seconds(1)

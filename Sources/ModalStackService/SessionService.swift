@@ -267,10 +267,11 @@ public final class SessionService: Sendable {
         _ error: ModalError, in sessionID: String, then done: @escaping @Sendable (ChangeResult<Answer>) -> Void
     ) {
         guard let id = error.context["presentationId"]?.stringValue else { return done(.refused(.rejected(error))) }
-        store.dismissedPresentation(id: id, sessionID: sessionID) { found in
+        let explained: @Sendable (Result<Presentation?, StoreError>) -> Void = { found in
             guard case .success(let dismissed?) = found else { return done(.refused(.rejected(error))) }
             done(.refused(.rejected(.presentationDismissed(dismissed))))
         }
+        counted(explained) { explained in store.dismissedPresentation(id: id, sessionID: sessionID, then: explained) }
     }
 
     /// Deletes the session; `completion` runs once the deletion is committed.

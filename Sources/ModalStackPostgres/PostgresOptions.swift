@@ -30,7 +30,7 @@ public struct PostgresOptions: Sendable, Equatable {
                 printed: false, expected: "expected a postgresql:// URL or a libpq connection string"),
             .integer(
                 "database-pool-size",
-                "connections to PostgreSQL for background reads (the sweep, readiness, other instances' changes); requests read on 4 more, commits and notifications on 1 each",
+                "connections to PostgreSQL for background reads (the expiry sweep, readiness, metrics); every other read goes on 4 more, commits and notifications on 1 each",
                 1...1000, \.poolSize),
             .choice(
                 "database-pooler", "POOLER",

@@ -315,10 +315,6 @@ public final class PostgresSessionStore: SessionStore {
         return changes
     }
 
-    public func change(sessionID: String, version: Int64) throws(StoreError) -> SessionChange? {
-        try changes(sessionID: sessionID, after: version - 1, eventLimit: 1).first { $0.version == version }
-    }
-
     public func history(sessionID: String, through version: Int64) throws(StoreError) -> SessionHistory? {
         try Self.history(
             try query(Self.history(sessionID: sessionID, through: version)), sessionID: sessionID, version: version,

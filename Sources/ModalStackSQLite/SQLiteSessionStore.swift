@@ -205,10 +205,6 @@ public final class SQLiteSessionStore: SessionStore {
         return try RowCodec.decodeChanges(records, sessionID: sessionID, eventLimit: eventLimit)
     }
 
-    public func change(sessionID: String, version: Int64) throws(StoreError) -> SessionChange? {
-        try changes(sessionID: sessionID, after: version - 1, eventLimit: 1).first { $0.version == version }
-    }
-
     public func history(sessionID: String, through version: Int64) throws(StoreError) -> SessionHistory? {
         let (current, logged) = try read { connection throws(SQLiteError) in
             let current = try connection.statement("SELECT max(version) FROM changes WHERE session_id = ?")

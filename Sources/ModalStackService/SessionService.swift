@@ -147,9 +147,7 @@ public final class SessionService: Sendable {
     public func change(
         sessionID: String, version: Int64, then done: @escaping @Sendable (Result<SessionChange?, StoreError>) -> Void
     ) {
-        changes(sessionID: sessionID, after: version - 1, eventLimit: 1) { changes in
-            done(changes.map { $0.first { $0.version == version } })
-        }
+        counted(done) { done in store.change(sessionID: sessionID, version: version, then: done) }
     }
 
     /// Up to `limit` live sessions, the most recently changed first, after `cursor` (see

@@ -43,9 +43,6 @@ public protocol SessionStore: Sendable {
         sessionID: String, after version: Int64, eventLimit: Int,
         then done: @escaping @Sendable (Result<[SessionChange], StoreError>) -> Void)
 
-    /// The logged change that made `version`, if the log still holds it.
-    func change(sessionID: String, version: Int64) throws(StoreError) -> SessionChange?
-
     /// What rebuilds the session at `version` (see ``session(id:at:)``): nil when the log no longer
     /// holds the change that made it, or the session is not at that version or later.
     func history(sessionID: String, through version: Int64) throws(StoreError) -> SessionHistory?
@@ -138,6 +135,25 @@ extension SessionStore {
         done(
             Result { () throws(StoreError) in try changes(sessionID: sessionID, after: version, eventLimit: eventLimit)
             })
+    }
+
+    /// The logged change that made `version`, if the log still holds it: the first change after
+    /// the version before, when it is that one.
+    public func change(sessionID: String, version: Int64) throws(StoreError) -> SessionChange? {
+        Self.change(version, in: try changes(sessionID: sessionID, after: version - 1, eventLimit: 1))
+    }
+
+    /// ``change(sessionID:version:)`` without holding the caller's thread while a database answers.
+    public func change(
+        sessionID: String, version: Int64, then done: @escaping @Sendable (Result<SessionChange?, StoreError>) -> Void
+    ) {
+        changes(sessionID: sessionID, after: version - 1, eventLimit: 1) { logged in
+            done(logged.map { Self.change(version, in: $0) })
+        }
+    }
+
+    private static func change(_ version: Int64, in logged: [SessionChange]) -> SessionChange? {
+        logged.first { $0.version == version }
     }
 
     /// By default on the caller's thread: an embedded store answers without waiting on a server.

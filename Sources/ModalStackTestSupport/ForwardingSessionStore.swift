@@ -33,10 +33,6 @@ extension ForwardingSessionStore {
         base.changes(sessionID: sessionID, after: version, eventLimit: eventLimit, then: done)
     }
 
-    public func change(sessionID: String, version: Int64) throws(StoreError) -> SessionChange? {
-        try base.change(sessionID: sessionID, version: version)
-    }
-
     public func history(sessionID: String, through version: Int64) throws(StoreError) -> SessionHistory? {
         try base.history(sessionID: sessionID, through: version)
     }
